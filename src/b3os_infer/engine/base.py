@@ -1,0 +1,67 @@
+"""The engine seam: submit a token prompt, get an async stream of token events.
+
+Engines know nothing of chat, templates or wire formats. Cancellation is by
+closing the stream (or cancelling the task that reads it): the engine then frees
+the sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ..core import Sampling
+
+FinishReason = Literal["eog", "length"]
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    prompt: list[int]
+    max_tokens: int
+    sampling: Sampling = field(default_factory=Sampling)
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """One sampled token and the text it completes (may be empty mid-character)."""
+
+    token: int
+    text: str
+
+
+@dataclass(frozen=True)
+class GenerationDone:
+    reason: FinishReason
+    prompt_tokens: int
+    cached_tokens: int
+    generated_tokens: int
+
+
+EngineEvent = TokenEvent | GenerationDone
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    context_window: int
+    vocab_size: int
+    description: str
+
+
+class Engine(Protocol):
+    info: EngineInfo
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
+
+    def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]: ...
+
+    def healthy(self) -> bool: ...
+
+    def load(self) -> dict[str, int]:
+        """Sequences running and waiting, for health checks and tests."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,356 @@
+"""The embedded engine: llama.cpp in process, through llama-cpp-python's low-level API.
+
+One scheduler thread owns the llama context. Each step it admits waiting requests into
+free sequence slots, builds one ``llama_batch`` holding the next token of every decoding
+sequence plus a chunk of pending prompt tokens, decodes it, and samples each sequence
+from its own sampler chain. Finished and cancelled sequences give their KV cells back
+with ``llama_memory_seq_rm``. The event loop only ever waits on queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ctypes
+import logging
+import queue
+import threading
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any
+
+import llama_cpp as ll
+
+from ..core import Sampling
+from ..errors import InternalError, InvalidRequest
+from .base import EngineEvent, EngineInfo, GenerationDone, GenerationRequest, TokenEvent
+
+log = logging.getLogger(__name__)
+
+_GGML_LOG_ERROR = 4
+
+
+@ll.llama_log_callback
+def _quiet_log(level: int, text: bytes, user_data: Any) -> None:
+    if level == _GGML_LOG_ERROR:
+        log.error("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
+
+
+@dataclass
+class LlamaCppSettings:
+    model_path: str
+    n_threads: int = 2
+    parallel: int = 8
+    kv_tokens: int = 32768
+    batch_tokens: int = 512
+    context_window: int | None = None
+
+
+@dataclass(eq=False)
+class _Sequence:
+    request: GenerationRequest
+    loop: asyncio.AbstractEventLoop
+    out: asyncio.Queue[EngineEvent | BaseException]
+    cancelled: bool = False
+    seq_id: int = -1
+    sampler: Any = None
+    position: int = 0
+    next_token: int = -1
+    generated: int = 0
+    decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
+
+    @property
+    def prefilling(self) -> bool:
+        return self.position < len(self.request.prompt)
+
+    @property
+    def reserved(self) -> int:
+        return len(self.request.prompt) + self.request.max_tokens
+
+    def emit(self, event: EngineEvent | BaseException) -> None:
+        self.loop.call_soon_threadsafe(self.out.put_nowait, event)
+
+
+class LlamaCppEngine:
+    """Continuous batching over one llama.cpp context with unified KV memory."""
+
+    def __init__(self, settings: LlamaCppSettings) -> None:
+        self.settings = settings
+        ll.llama_log_set(_quiet_log, None)
+        ll.llama_backend_init()
+        model_params = ll.llama_model_default_params()
+        self._model = ll.llama_model_load_from_file(settings.model_path.encode(), model_params)
+        if not self._model:
+            raise RuntimeError(f"llama.cpp could not load {settings.model_path}")
+        self._vocab = ll.llama_model_get_vocab(self._model)
+        trained = ll.llama_model_n_ctx_train(self._model)
+        window = settings.context_window or trained
+        kv_tokens = max(settings.kv_tokens, window)
+        self._ctx = self._new_context(kv_tokens)
+        self._memory = ll.llama_get_memory(self._ctx)
+        self._kv_tokens = kv_tokens
+        self.info = EngineInfo(
+            context_window=window,
+            vocab_size=ll.llama_vocab_n_tokens(self._vocab),
+            description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
+        )
+        self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
+        self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
+        self._waiting: list[_Sequence] = []
+        self._active: list[_Sequence] = []
+        self._free_ids = list(range(settings.parallel))
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def _new_context(self, kv_tokens: int) -> Any:
+        params = ll.llama_context_default_params()
+        params.n_ctx = kv_tokens
+        params.n_batch = self.settings.batch_tokens + self.settings.parallel
+        params.n_ubatch = self.settings.batch_tokens + self.settings.parallel
+        params.n_seq_max = self.settings.parallel
+        params.n_threads = self.settings.n_threads
+        params.n_threads_batch = self.settings.n_threads
+        params.kv_unified = True
+        params.no_perf = True
+        ctx = ll.llama_init_from_model(self._model, params)
+        if not ctx:
+            raise RuntimeError("llama.cpp could not create a context")
+        return ctx
+
+    # ---- metadata and tokens -------------------------------------------------
+
+    def metadata(self, key: str) -> str | None:
+        size = ll.llama_model_meta_val_str(self._model, key.encode(), None, 0)
+        if size < 0:
+            return None
+        buf = ctypes.create_string_buffer(size + 1)
+        ll.llama_model_meta_val_str(self._model, key.encode(), buf, size + 1)
+        return buf.value.decode("utf-8", "replace")
+
+    def token_text(self, token: int) -> str:
+        text = ll.llama_vocab_get_text(self._vocab, token)
+        return text.decode("utf-8", "replace") if text else ""
+
+    @property
+    def bos_token_id(self) -> int:
+        return int(ll.llama_vocab_bos(self._vocab))
+
+    @property
+    def eos_token_id(self) -> int:
+        return int(ll.llama_vocab_eos(self._vocab))
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        capacity = len(data) + 8
+        tokens = (ll.llama_token * capacity)()
+        count = ll.llama_tokenize(self._vocab, data, len(data), tokens, capacity,
+                                  add_special, True)
+        if count < 0:
+            capacity = -count
+            tokens = (ll.llama_token * capacity)()
+            count = ll.llama_tokenize(self._vocab, data, len(data), tokens, capacity,
+                                      add_special, True)
+        return list(tokens[:count])
+
+    def _piece(self, token: int) -> bytes:
+        buf = ctypes.create_string_buffer(64)
+        size = ll.llama_token_to_piece(self._vocab, token, buf, 64, 0, False)
+        if size < 0:
+            buf = ctypes.create_string_buffer(-size)
+            size = ll.llama_token_to_piece(self._vocab, token, buf, -size, 0, False)
+        return buf.raw[:size]
+
+    # ---- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="llamacpp-scheduler",
+                                            daemon=True)
+            self._thread.start()
+
+    async def close(self) -> None:
+        self._stopping = True
+        self._inbox.put(None)
+        self._wake.set()
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join)
+            self._thread = None
+        ll.llama_batch_free(self._batch)
+        ll.llama_free(self._ctx)
+        ll.llama_model_free(self._model)
+
+    def healthy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stopping
+
+    def load(self) -> dict[str, int]:
+        return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize()}
+
+    # ---- the async side ----------------------------------------------------------
+
+    async def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]:
+        if not request.prompt:
+            raise InvalidRequest("the prompt is empty", param="messages")
+        if len(request.prompt) + request.max_tokens > self._kv_tokens:
+            raise InvalidRequest("the prompt and max_tokens exceed the context memory",
+                                 param="max_tokens")
+        if not self.healthy():
+            raise InternalError("the engine is not running")
+        sequence = _Sequence(request, asyncio.get_running_loop(), asyncio.Queue())
+        self._inbox.put(sequence)
+        self._wake.set()
+        try:
+            while True:
+                event = await sequence.out.get()
+                if isinstance(event, BaseException):
+                    raise event
+                yield event
+                if isinstance(event, GenerationDone):
+                    return
+        finally:
+            sequence.cancelled = True
+            self._wake.set()
+
+    # ---- the scheduler thread ------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stopping:
+            self._drain_inbox(block=not self._active and not self._waiting)
+            self._reap_cancelled()
+            self._admit()
+            if not self._active:
+                continue
+            try:
+                self._step()
+            except Exception as exc:  # a failed decode fails the sequences in it
+                log.exception("decode step failed")
+                for sequence in list(self._active):
+                    sequence.emit(InternalError(f"the engine failed: {exc}"))
+                    self._release(sequence)
+        for sequence in self._active + self._waiting:
+            sequence.emit(InternalError("the engine is shutting down"))
+            self._release(sequence)
+
+    def _drain_inbox(self, *, block: bool) -> None:
+        try:
+            item = self._inbox.get(timeout=0.5) if block else self._inbox.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            if item is not None:
+                self._waiting.append(item)
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+
+    def _reap_cancelled(self) -> None:
+        self._waiting = [s for s in self._waiting if not s.cancelled]
+        for sequence in [s for s in self._active if s.cancelled]:
+            self._release(sequence)
+
+    def _admit(self) -> None:
+        reserved = sum(s.reserved for s in self._active)
+        while self._waiting and self._free_ids:
+            candidate = self._waiting[0]
+            if reserved + candidate.reserved > self._kv_tokens and self._active:
+                return
+            self._waiting.pop(0)
+            candidate.seq_id = self._free_ids.pop(0)
+            candidate.sampler = _sampler_chain(candidate.request.sampling)
+            self._active.append(candidate)
+            reserved += candidate.reserved
+
+    def _release(self, sequence: _Sequence) -> None:
+        if sequence in self._active:
+            self._active.remove(sequence)
+        if sequence.seq_id >= 0:
+            ll.llama_memory_seq_rm(self._memory, sequence.seq_id, -1, -1)
+            self._free_ids.append(sequence.seq_id)
+            sequence.seq_id = -1
+        if sequence.sampler is not None:
+            ll.llama_sampler_free(sequence.sampler)
+            sequence.sampler = None
+
+    def _step(self) -> None:
+        batch = self._batch
+        n = 0
+        outputs: list[tuple[_Sequence, int]] = []
+        for sequence in self._active:
+            if not sequence.prefilling:
+                n = self._put(n, sequence.next_token, sequence.position, sequence.seq_id, True)
+                outputs.append((sequence, n - 1))
+                sequence.position += 1
+        budget = self.settings.batch_tokens
+        for sequence in self._active:
+            if budget <= 0 or not sequence.prefilling:
+                continue
+            prompt = sequence.request.prompt
+            take = min(budget, len(prompt) - sequence.position)
+            for offset in range(take):
+                position = sequence.position + offset
+                last = position == len(prompt) - 1
+                n = self._put(n, prompt[position], position, sequence.seq_id, last)
+            sequence.position += take
+            budget -= take
+            if not sequence.prefilling:
+                outputs.append((sequence, n - 1))
+        batch.n_tokens = n
+        status = ll.llama_decode(self._ctx, batch)
+        if status != 0:
+            raise RuntimeError(f"llama_decode returned {status}")
+        for sequence, index in outputs:
+            self._sample(sequence, index)
+
+    def _put(self, n: int, token: int, position: int, seq_id: int, logits: bool) -> int:
+        batch = self._batch
+        batch.token[n] = token
+        batch.pos[n] = position
+        batch.n_seq_id[n] = 1
+        batch.seq_id[n][0] = seq_id
+        batch.logits[n] = logits
+        return n + 1
+
+    def _sample(self, sequence: _Sequence, index: int) -> None:
+        if sequence.cancelled:
+            self._release(sequence)
+            return
+        token = ll.llama_sampler_sample(sequence.sampler, self._ctx, index)
+        sequence.generated += 1
+        request = sequence.request
+        if ll.llama_vocab_is_eog(self._vocab, token):
+            self._finish(sequence, "eog")
+            return
+        text = sequence.decoder.decode(self._piece(token))
+        sequence.emit(TokenEvent(token=token, text=text))
+        sequence.next_token = token
+        window_full = sequence.position + 1 >= self.info.context_window
+        if sequence.generated >= request.max_tokens or window_full:
+            self._finish(sequence, "length")
+
+    def _finish(self, sequence: _Sequence, reason: str) -> None:
+        tail = sequence.decoder.decode(b"", final=True)
+        if tail:
+            sequence.emit(TokenEvent(token=-1, text=tail))
+        sequence.emit(GenerationDone(
+            reason="eog" if reason == "eog" else "length",
+            prompt_tokens=len(sequence.request.prompt),
+            cached_tokens=0,
+            generated_tokens=sequence.generated,
+        ))
+        self._release(sequence)
+
+
+def _sampler_chain(sampling: Sampling) -> Any:
+    chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+    if sampling.temperature <= 0:
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
+        return chain
+    if sampling.top_k > 0:
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_k(sampling.top_k))
+    if sampling.top_p < 1.0:
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_p(sampling.top_p, 1))
+    ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(sampling.temperature))
+    seed = ll.LLAMA_DEFAULT_SEED if sampling.seed is None else sampling.seed & 0xFFFFFFFF
+    ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(seed))
+    return chain

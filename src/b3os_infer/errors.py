@@ -1,0 +1,84 @@
+"""One exception tree for everything a request can fail with.
+
+Each error knows its HTTP status, a stable b3os `code` and the offending `param`
+(a field path such as ``messages[0].content``). The wire packages map these to
+their own envelopes in one place each (``anthropic/errors.py``, ``openai/errors.py``).
+"""
+
+from __future__ import annotations
+
+
+class InferError(Exception):
+    """Base of every error we answer a client with."""
+
+    status: int = 500
+    default_code: str = "internal_error"
+    retryable: bool = False
+
+    def __init__(self, message: str, *, code: str | None = None, param: str | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.param = param
+        self.retry_after = retry_after
+
+
+class InvalidRequest(InferError):
+    status = 400
+    default_code = "invalid_request"
+
+
+class UnsupportedParameter(InvalidRequest):
+    default_code = "unsupported_parameter"
+
+
+class AuthenticationFailed(InferError):
+    status = 401
+    default_code = "invalid_api_key"
+
+
+class PermissionDenied(InferError):
+    status = 403
+    default_code = "permission_denied"
+
+
+class NotFound(InferError):
+    status = 404
+    default_code = "not_found"
+
+
+class MethodNotAllowed(InferError):
+    status = 405
+    default_code = "method_not_allowed"
+
+
+class RequestTooLarge(InferError):
+    status = 413
+    default_code = "request_too_large"
+
+
+class RateLimited(InferError):
+    status = 429
+    default_code = "rate_limited"
+    retryable = True
+
+
+class Overloaded(InferError):
+    status = 529
+    default_code = "overloaded"
+    retryable = True
+
+
+class InternalError(InferError):
+    status = 500
+    default_code = "internal_error"
+    retryable = True
+
+
+def model_not_available(name: str) -> NotFound:
+    return NotFound(
+        f"{name} is not served on this node; GET /v1/infer/models lists the models that are",
+        code="model_not_available",
+        param="model",
+    )

@@ -1,0 +1,1 @@
+"""HTTP plumbing shared by both wire formats: formats, errors, SSE, disconnects."""

@@ -1,0 +1,1 @@
+"""The node: templates, tokens, stop handling and the models it serves."""

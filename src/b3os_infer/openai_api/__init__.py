@@ -1,0 +1,1 @@
+"""The OpenAI API (chat completions, models): decoding, encoding, errors and routes."""

@@ -1,0 +1,34 @@
+"""Our errors in OpenAI's envelope: the one place that maps them."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+from ..errors import InferError
+
+_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "server_error",
+    503: "overloaded_error",
+}
+
+# OpenAI has no 529; its SDKs treat 503 as the overloaded answer.
+_STATUS = {529: 503}
+
+
+def error_body(error: InferError) -> dict[str, object]:
+    status = _STATUS.get(error.status, error.status)
+    kind = _TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
+    return {"error": {"message": error.message, "type": kind, "param": error.param,
+                      "code": error.code}}
+
+
+def error_response(error: InferError) -> JSONResponse:
+    headers = {"x-should-retry": "true" if error.retryable else "false"}
+    if error.retry_after is not None:
+        headers["retry-after"] = str(max(1, round(error.retry_after)))
+    return JSONResponse(error_body(error), status_code=_STATUS.get(error.status, error.status),
+                        headers=headers)

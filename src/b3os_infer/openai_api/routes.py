@@ -1,0 +1,76 @@
+"""Routes of the OpenAI API under /v1/infer."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .. import ids
+from ..http.endpoint import as_infer_error, endpoint, prepend
+from ..http.requests import json_body, until_disconnect
+from ..http.sse import SSE_HEADERS
+from ..node.chat import ChatModel
+from ..node.registry import ModelRegistry
+from .decode import decode_chat_request
+from .encode import ChunkEncoder, completion_body, encode_chunks
+
+
+def _registry(request: Request) -> ModelRegistry:
+    return request.app.state.registry
+
+
+@endpoint
+async def chat_completions(request: Request) -> Response:
+    chat, options = decode_chat_request(await json_body(request))
+    model = _registry(request).get(chat.model)
+    chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
+    completion_id, created = ids.completion_id(), int(time.time())
+    if not options.stream:
+        result = await until_disconnect(request, model.complete(chat))
+        return JSONResponse(completion_body(completion_id, created, chat.model, result))
+    events = model.stream(chat)
+    first = await anext(events)
+    encoder = ChunkEncoder(completion_id, created, chat.model, options.include_usage)
+    body = encode_chunks(prepend(first, events), encoder, as_infer_error)
+    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+def model_entry(model: ChatModel) -> dict[str, Any]:
+    card = model.card
+    return {
+        "id": card.id,
+        "object": "model",
+        "created": card.created,
+        "owned_by": card.owned_by,
+        "b3os": {
+            "kind": card.kind,
+            "display_name": card.display_name,
+            "context_window": card.context_window,
+            "max_output_tokens": card.max_output_tokens,
+            "capabilities": card.capabilities.as_dict(),
+        },
+    }
+
+
+@endpoint
+async def list_models(request: Request) -> Response:
+    data = [model_entry(m) for m in _registry(request).all()]
+    return JSONResponse({"object": "list", "data": data})
+
+
+@endpoint
+async def get_model(request: Request) -> Response:
+    model = _registry(request).get(request.path_params["model_id"])
+    return JSONResponse(model_entry(model))
+
+
+def routes(prefix: str) -> list[Route]:
+    return [
+        Route(prefix + "/chat/completions", chat_completions, methods=["POST"]),
+        Route(prefix + "/models", list_models, methods=["GET"]),
+        Route(prefix + "/models/{model_id:path}", get_model, methods=["GET"]),
+    ]

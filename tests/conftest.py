@@ -1,0 +1,85 @@
+"""Fixtures that start the real server, as a user would, on a free port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    root: str
+    key: str
+    home: Path
+
+    @property
+    def base_url(self) -> str:
+        return self.root + "/v1/infer"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "B3OS_INFER_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "b3os_infer.cli", *args], env=env,
+                          capture_output=True, text=True, check=True)
+
+
+def start_server(home: Path, port: int, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "B3OS_INFER_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "b3os_infer.cli", "serve", "--port", str(port), *extra],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_healthy(root: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output = process.stdout.read() if process.stdout else ""
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{output}")
+        try:
+            if httpx.get(root + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the server did not become healthy in time")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout:
+        process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    home = tmp_path_factory.mktemp("home")
+    key = cli(home, "keys", "create", "--name", "tests").stdout.strip().splitlines()[-1]
+    port = free_port()
+    process = start_server(home, port)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(root, process)
+        yield LiveServer(root=root, key=key, home=home)
+    finally:
+        stop(process)

@@ -1,0 +1,29 @@
+import subprocess
+import sys
+
+
+def cli(home, *args):
+    return subprocess.run([sys.executable, "-m", "b3os_infer.cli", *args], capture_output=True,
+                          text=True, env={"B3OS_INFER_HOME": str(home), "PATH": "/usr/bin"},
+                          check=False)
+
+
+def test_keys_create_prints_the_key_alone_on_the_last_line(tmp_path):
+    made = cli(tmp_path, "keys", "create", "--name", "ci", "--scope", "infer")
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip().splitlines()[-1]
+    assert key.startswith("b3os_") and " " not in key
+    listed = cli(tmp_path, "keys", "list")
+    assert "ci" in listed.stdout and key not in listed.stdout
+    revoked = cli(tmp_path, "keys", "revoke", key)
+    assert revoked.returncode == 0 and "revoked" in revoked.stdout
+    assert "revoked" in cli(tmp_path, "keys", "list").stdout
+
+
+def test_bad_input_is_a_message_not_a_traceback(tmp_path):
+    bad = cli(tmp_path, "keys", "revoke", "nope")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr and "nope" in bad.stderr
+    bad_config = tmp_path / "c.toml"
+    bad_config.write_text("[engine]\nthreds = 2\n")
+    served = cli(tmp_path, "serve", "--config", str(bad_config))
+    assert served.returncode == 2 and "threds" in served.stderr

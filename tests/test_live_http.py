@@ -1,0 +1,103 @@
+"""What every response carries, disconnects, first start, and the seed page's curl."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import httpx
+
+from conftest import free_port, start_server, wait_healthy
+
+MODEL = "b3os/smollm2-135m-instruct"
+RID = re.compile(r"req_[0-9a-hjkmnp-tv-z]{26}")
+
+
+def check_headers(response: httpx.Response) -> None:
+    assert RID.fullmatch(response.headers["x-request-id"])
+    assert response.headers["request-id"] == response.headers["x-request-id"]
+    assert re.fullmatch(r"total;dur=\d+(\.\d+)?", response.headers["server-timing"])
+
+
+def test_headers_on_every_kind_of_response(live):
+    key = {"x-api-key": live.key}
+    body = {"model": MODEL, "max_tokens": 2, "messages": [{"role": "user", "content": "Hi"}]}
+    responses = [
+        httpx.get(live.root + "/healthz"),
+        httpx.get(live.base_url + "/models", headers=key),
+        httpx.get(live.base_url + "/models"),
+        httpx.post(live.base_url + "/v1/messages", json=body, headers=key, timeout=60),
+        httpx.post(live.base_url + "/v1/messages", json={**body, "model": "x"}, headers=key),
+        httpx.get(live.base_url + "/nope", headers=key),
+        httpx.get(live.root + "/"),
+    ]
+    with httpx.stream("POST", live.base_url + "/v1/messages", json={**body, "stream": True},
+                      headers=key, timeout=60) as streamed:
+        streamed.read()
+        responses.append(streamed)
+    for response in responses:
+        check_headers(response)
+
+
+def test_a_disconnected_stream_frees_its_sequence(live):
+    key = {"x-api-key": live.key}
+    body = {"model": MODEL, "max_tokens": 4000, "stream": True,
+            "messages": [{"role": "user", "content": "Write a very long story."}]}
+    with httpx.stream("POST", live.base_url + "/v1/messages", json=body, headers=key,
+                      timeout=60) as response:
+        for _ in response.iter_lines():
+            break
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        state = httpx.get(live.root + "/healthz").json()["models"][MODEL]
+        if state["active"] == 0 and state["waiting"] == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the sequence was not freed: {state}")
+
+
+def test_first_start_makes_a_key_and_prints_exports(tmp_path):
+    port = free_port()
+    process = start_server(tmp_path, port)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", process)
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=30)
+    key = re.search(r'^export B3OS_API_KEY="(b3os_\S+)"$', output, re.M)
+    assert key, output
+    base = f"http://127.0.0.1:{port}/v1/infer"
+    assert f'export ANTHROPIC_BASE_URL="{base}"' in output
+    assert f'export OPENAI_BASE_URL="{base}"' in output
+    listed = subprocess.run([sys.executable, "-m", "b3os_infer.cli", "keys", "list"],
+                            env={**os.environ, "B3OS_INFER_HOME": str(tmp_path)},
+                            capture_output=True, text=True, check=True).stdout
+    assert "default" in listed and key.group(1) not in listed
+
+
+def test_seed_curl_examples(live):
+    env = {**os.environ, "B3OS_API_KEY": live.key, "BASE": live.base_url}
+    discover = subprocess.run(
+        ["bash", "-c", 'curl -s "$BASE/models" -H "Authorization: Bearer $B3OS_API_KEY" | '
+         "jq -r '[.data[] | select(.b3os.kind == \"chat\")][0].id'"],
+        env=env, capture_output=True, text=True, check=True)
+    model = discover.stdout.strip()
+    assert model == MODEL
+    created = subprocess.run(
+        ["bash", "-c", 'curl -s "$BASE/v1/messages" -H "Authorization: Bearer $B3OS_API_KEY" '
+         '-H "anthropic-version: 2023-06-01" -H "Content-Type: application/json" '
+         '-d "{\\"model\\": \\"$B3OS_MODEL\\", \\"max_tokens\\": 256, \\"messages\\": '
+         '[{\\"role\\": \\"user\\", \\"content\\": \\"Name one river in Oregon.\\"}]}"'],
+        env={**env, "B3OS_MODEL": model}, capture_output=True, text=True, check=True)
+    assert '"type":"message"' in created.stdout.replace(" ", "")
+    refused = subprocess.run(
+        ["bash", "-c", "curl -s -X POST \"$BASE/v1/messages\" "
+         '-H "Authorization: Bearer $B3OS_API_KEY" -H "content-type: application/json" '
+         "-H 'anthropic-version: 2023-06-01' "
+         "-d '{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":256,\"messages\":"
+         "[{\"role\":\"user\",\"content\":\"Name one river in Oregon.\"}]}'"],
+        env=env, capture_output=True, text=True, check=True)
+    assert '"model_not_available"' in refused.stdout
