@@ -12,7 +12,8 @@ PROMPT = [{"role": "system", "content": "Answer briefly."},
 
 @pytest.fixture
 def client(live):
-    return openai.OpenAI(api_key=live.key, base_url=live.base_url, max_retries=0)
+    with openai.OpenAI(api_key=live.key, base_url=live.base_url, max_retries=0) as client:
+        yield client
 
 
 def test_chat_completion(client):
@@ -40,12 +41,13 @@ def test_stream_matches_non_stream(client):
 
 
 def test_stream_helper_final_completion(client):
-    with client.chat.completions.stream(model=MODEL, messages=PROMPT, max_tokens=24,
+    with client.chat.completions.stream(model=MODEL, messages=PROMPT, max_tokens=400,
                                         temperature=0) as stream:
         deltas = [e.delta for e in stream if e.type == "content.delta"]
         final = stream.get_final_completion()
     assert "".join(deltas) == final.choices[0].message.content
     assert final.choices[0].message.role == "assistant"
+    assert final.choices[0].finish_reason == "stop"
 
 
 def test_stop_and_length(client):
@@ -71,8 +73,8 @@ def test_bad_parameters_are_bad_requests(client):
 
 
 def test_bad_key_is_an_authentication_error(live):
-    bad = openai.OpenAI(api_key="wrong", base_url=live.base_url, max_retries=0)
-    with pytest.raises(openai.AuthenticationError):
+    with openai.OpenAI(api_key="wrong", base_url=live.base_url, max_retries=0) as bad, \
+            pytest.raises(openai.AuthenticationError):
         bad.models.list()
 
 

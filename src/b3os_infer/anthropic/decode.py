@@ -15,7 +15,7 @@ from ..fields import Fields, invalid, join
 # Keys accepted and ignored: they steer the vendor's infrastructure or caching, which
 # here is automatic, and cannot change the answer.
 IGNORED_TOP_LEVEL = ("metadata", "service_tier", "cache_control", "inference_geo",
-                     "context_management", "speed")
+                     "context_management", "speed", "diagnostics")
 IGNORED_ON_BLOCKS = ("cache_control",)
 
 SYSTEM_ROLE_MESSAGE = (
