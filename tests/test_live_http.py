@@ -1,4 +1,4 @@
-"""What every response carries, disconnects, first start, and the seed page's curl."""
+"""What every response carries, disconnects, and the first start."""
 
 from __future__ import annotations
 
@@ -76,28 +76,3 @@ def test_first_start_makes_a_key_and_prints_exports(tmp_path):
                             env={**os.environ, "B3OS_INFER_HOME": str(tmp_path)},
                             capture_output=True, text=True, check=True).stdout
     assert "default" in listed and key.group(1) not in listed
-
-
-def test_seed_curl_examples(live):
-    env = {**os.environ, "B3OS_API_KEY": live.key, "BASE": live.base_url}
-    discover = subprocess.run(
-        ["bash", "-c", 'curl -s "$BASE/models" -H "Authorization: Bearer $B3OS_API_KEY" | '
-         "jq -r '[.data[] | select(.b3os.kind == \"chat\")][0].id'"],
-        env=env, capture_output=True, text=True, check=True)
-    model = discover.stdout.strip()
-    assert model == MODEL
-    created = subprocess.run(
-        ["bash", "-c", 'curl -s "$BASE/v1/messages" -H "Authorization: Bearer $B3OS_API_KEY" '
-         '-H "anthropic-version: 2023-06-01" -H "Content-Type: application/json" '
-         '-d "{\\"model\\": \\"$B3OS_MODEL\\", \\"max_tokens\\": 256, \\"messages\\": '
-         '[{\\"role\\": \\"user\\", \\"content\\": \\"Name one river in Oregon.\\"}]}"'],
-        env={**env, "B3OS_MODEL": model}, capture_output=True, text=True, check=True)
-    assert '"type":"message"' in created.stdout.replace(" ", "")
-    refused = subprocess.run(
-        ["bash", "-c", "curl -s -X POST \"$BASE/v1/messages\" "
-         '-H "Authorization: Bearer $B3OS_API_KEY" -H "content-type: application/json" '
-         "-H 'anthropic-version: 2023-06-01' "
-         "-d '{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":256,\"messages\":"
-         "[{\"role\":\"user\",\"content\":\"Name one river in Oregon.\"}]}'"],
-        env=env, capture_output=True, text=True, check=True)
-    assert '"model_not_available"' in refused.stdout

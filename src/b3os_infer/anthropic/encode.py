@@ -55,7 +55,7 @@ class MessageStreamEncoder:
         return self._finish(event)
 
     def _start(self, usage: Usage) -> list[bytes]:
-        message = {
+        message: dict[str, Any] = {
             "id": self.message_id, "type": "message", "role": "assistant",
             "model": self.model, "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": usage_body(Usage(usage.input_tokens, 0, usage.cached_tokens)),

