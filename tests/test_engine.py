@@ -1,0 +1,88 @@
+"""The embedded llama.cpp engine on the real default model, without HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from b3os_infer.config import EngineConfig, ModelConfig
+from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
+from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
+from b3os_infer.node.loader import load_gguf_model
+
+
+@pytest.fixture(scope="module")
+def model():
+    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4, kv_tokens=8192))
+    asyncio.run(chat.engine.start())
+    yield chat
+    asyncio.run(chat.engine.close())
+
+
+def prompt(model, text: str) -> list[int]:
+    request = ChatRequest(model="m", messages=[Message("user", [TextPart(text)])])
+    return model.prompt(request).tokens
+
+
+async def collect(engine, request):
+    texts, done = [], None
+    async for event in engine.generate(request):
+        if isinstance(event, TokenEvent):
+            texts.append(event.text)
+        else:
+            done = event
+    return "".join(texts), done
+
+
+def test_template_comes_from_the_gguf(model):
+    text = model.render(ChatRequest(model="m", messages=[Message("user", [TextPart("Hi")])]))
+    assert "<|im_start|>user\nHi<|im_end|>" in text
+    assert text.endswith("<|im_start|>assistant\n")
+
+
+def test_max_tokens_ends_with_length(model):
+    request = GenerationRequest(prompt(model, "Count to ten."), max_tokens=5)
+    _, done = asyncio.run(collect(model.engine, request))
+    assert isinstance(done, GenerationDone)
+    assert (done.reason, done.generated_tokens) == ("length", 5)
+
+
+def test_more_requests_than_slots_all_finish_and_greedy_is_deterministic(model):
+    async def many():
+        requests = [GenerationRequest(prompt(model, f"Say a word about number {i}."),
+                                      max_tokens=12, sampling=Sampling(temperature=0))
+                    for i in range(7)]
+        return await asyncio.gather(*(collect(model.engine, r) for r in requests))
+
+    results = asyncio.run(many())
+    assert all(done.generated_tokens >= 1 for _, done in results)
+    single = asyncio.run(collect(model.engine, GenerationRequest(
+        prompt(model, "Say a word about number 0."), max_tokens=12,
+        sampling=Sampling(temperature=0))))
+    assert single[0].split()[:2] == results[0][0].split()[:2]
+
+
+def test_closing_a_stream_frees_its_slot(model):
+    async def abandon():
+        stream = model.engine.generate(GenerationRequest(prompt(model, "Tell a long story."),
+                                                         max_tokens=2000))
+        async for _ in stream:
+            break
+        await stream.aclose()
+        for _ in range(100):
+            if model.engine.load() == {"active": 0, "waiting": 0}:
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
+    assert asyncio.run(abandon())
+
+
+def test_seeded_sampling_repeats(model):
+    def once():
+        request = GenerationRequest(prompt(model, "Invent a name."), max_tokens=8,
+                                    sampling=Sampling(temperature=1.0, seed=1234))
+        return asyncio.run(collect(model.engine, request))[0]
+
+    assert once() == once()
