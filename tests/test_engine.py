@@ -14,7 +14,7 @@ from b3os_infer.node.loader import load_gguf_model
 
 @pytest.fixture(scope="module")
 def model():
-    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4, kv_tokens=8192))
+    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4))
     asyncio.run(chat.engine.start())
     yield chat
     asyncio.run(chat.engine.close())

@@ -28,7 +28,6 @@ class ServerConfig:
 class EngineConfig:
     threads: int = 2
     parallel: int = 8
-    kv_tokens: int = 32768
     batch_tokens: int = 512
 
 

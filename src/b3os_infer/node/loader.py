@@ -19,7 +19,6 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig) -> ChatModel:
         model_path=str(path),
         n_threads=engine.threads,
         parallel=engine.parallel,
-        kv_tokens=engine.kv_tokens,
         batch_tokens=engine.batch_tokens,
         context_window=model.context_window,
     ))
