@@ -12,10 +12,11 @@ from starlette.routing import Route
 from .. import ids
 from ..core import ChatRequest
 from ..errors import InvalidRequest, NotFound
+from ..http.accounting import admit
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, request_id, until_disconnect
 from ..http.sse import SSE_HEADERS
-from ..node.chat import ChatModel
+from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from .decode import decode_count_tokens_request, decode_messages_request
 from .encode import MessageStreamEncoder, encode_stream, message_body
@@ -38,11 +39,13 @@ async def create_message(request: Request) -> Response:
     chat, stream = decode_messages_request(await json_body(request))
     model = _registry(request).get(chat.model)
     _check_max_tokens(model, chat)
+    prompt = model.prompt(chat)
+    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
+    events = admission.watch(model.stream(chat, prompt))
     message_id = ids.message_id()
     if not stream:
-        result = await until_disconnect(request, model.complete(chat))
+        result = await until_disconnect(request, fold(events))
         return JSONResponse(message_body(message_id, chat.model, result))
-    events = model.stream(chat)
     first = await anext(events)
     encoder = MessageStreamEncoder(message_id, chat.model)
     body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)

@@ -7,6 +7,7 @@ non-streaming replies are the same event stream, folded or not.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,8 +83,10 @@ class ChatModel:
                                  param="messages")
         return window - len(prompt.tokens)
 
-    async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
-        prompt = self.prompt(request)
+    async def stream(self, request: ChatRequest,
+                     prompt: Prompt | None = None) -> AsyncGenerator[ChatEvent, None]:
+        """The reply as events; pass ``prompt`` when it was already counted."""
+        prompt = prompt or self.prompt(request)
         room = self._check_window(prompt)
         generation = GenerationRequest(prompt=prompt.tokens,
                                        max_tokens=min(request.max_tokens, room),
@@ -114,15 +117,21 @@ class ChatModel:
         finally:
             await events.aclose()
 
-    async def complete(self, request: ChatRequest) -> ChatResult:
-        parts: list[str] = []
-        async for event in self.stream(request):
+    async def complete(self, request: ChatRequest, prompt: Prompt | None = None) -> ChatResult:
+        return await fold(self.stream(request, prompt))
+
+
+async def fold(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:
+    """A whole reply from its events: the non-streaming form of the same generation."""
+    parts: list[str] = []
+    async with aclosing(events):
+        async for event in events:
             if isinstance(event, TextDelta):
                 parts.append(event.text)
             elif isinstance(event, Finished):
                 return ChatResult("".join(parts), event.stop_reason, event.stop_sequence,
                                   event.usage)
-        raise RuntimeError("the generation ended without a final event")
+    raise RuntimeError("the generation ended without a final event")
 
 
 def _usage(prompt_tokens: int, cached_tokens: int, generated: int) -> Usage:

@@ -10,10 +10,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import ids
+from ..http.accounting import admit
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, until_disconnect
 from ..http.sse import SSE_HEADERS
-from ..node.chat import ChatModel
+from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from .decode import decode_chat_request
 from .encode import ChunkEncoder, completion_body, encode_chunks
@@ -28,11 +29,13 @@ async def chat_completions(request: Request) -> Response:
     chat, options = decode_chat_request(await json_body(request))
     model = _registry(request).get(chat.model)
     chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
+    prompt = model.prompt(chat)
+    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
+    events = admission.watch(model.stream(chat, prompt))
     completion_id, created = ids.completion_id(), int(time.time())
     if not options.stream:
-        result = await until_disconnect(request, model.complete(chat))
+        result = await until_disconnect(request, fold(events))
         return JSONResponse(completion_body(completion_id, created, chat.model, result))
-    events = model.stream(chat)
     first = await anext(events)
     encoder = ChunkEncoder(completion_id, created, chat.model, options.include_usage)
     body = encode_chunks(prepend(first, events), encoder, as_infer_error)
