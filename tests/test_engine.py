@@ -14,7 +14,7 @@ from b3os_infer.node.loader import load_gguf_model
 
 @pytest.fixture(scope="module")
 def model():
-    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4))
+    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4), b"test-secret")
     asyncio.run(chat.engine.start())
     yield chat
     asyncio.run(chat.engine.close())
@@ -36,7 +36,9 @@ async def collect(engine, request):
 
 
 def test_template_comes_from_the_gguf(model):
-    text = model.render(ChatRequest(model="m", messages=[Message("user", [TextPart("Hi")])]))
+    text, opens_thinking = model.render(ChatRequest(model="m",
+                                                    messages=[Message("user", [TextPart("Hi")])]))
+    assert not opens_thinking
     assert "<|im_start|>user\nHi<|im_end|>" in text
     assert text.endswith("<|im_start|>assistant\n")
 

@@ -7,10 +7,10 @@ ever see them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant"]
-StopReason = Literal["end_turn", "max_tokens", "stop_sequence"]
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,59 @@ class TextPart:
     text: str
 
 
-Part = TextPart
+@dataclass(frozen=True)
+class ThinkingPart:
+    """Reasoning, with an opaque signature (None when the client could not send one)."""
+
+    thinking: str
+    signature: str | None = None
+
+
+@dataclass(frozen=True)
+class RedactedThinkingPart:
+    data: str
+
+
+@dataclass(frozen=True)
+class ToolCallPart:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultPart:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+Part = TextPart | ThinkingPart | RedactedThinkingPart | ToolCallPart | ToolResultPart
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str | None
+    input_schema: dict[str, Any]
+
+
+ToolMode = Literal["auto", "any", "tool", "none"]
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    mode: ToolMode = "auto"
+    name: str | None = None
+    parallel: bool = True
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """Reasoning asked for: a budget in tokens, and whether its text is shown."""
+
+    budget_tokens: int
+    display: Literal["summarized", "omitted"] = "summarized"
 
 
 @dataclass
@@ -28,7 +80,7 @@ class Message:
 
     @property
     def text(self) -> str:
-        return "".join(p.text for p in self.parts)
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
 
 
 @dataclass(frozen=True)
@@ -49,6 +101,10 @@ class ChatRequest:
     max_tokens: int = 256
     stop: list[str] = field(default_factory=list)
     sampling: Sampling = field(default_factory=Sampling)
+    tools: list[Tool] = field(default_factory=list)
+    tool_choice: ToolChoice = field(default_factory=ToolChoice)
+    thinking: Thinking | None = None
+    response_schema: dict[str, Any] | None = None
 
 
 @dataclass
@@ -71,20 +127,51 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingEnd:
+    """The reasoning section is closed; its signature covers the whole text."""
+
+    signature: str
+
+
+@dataclass(frozen=True)
+class ToolCallStart:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A fragment of the arguments' JSON text; the fragments join into valid JSON."""
+
+    partial_json: str
+
+
+@dataclass(frozen=True)
+class ToolCallEnd:
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Finished:
     stop_reason: StopReason
     stop_sequence: str | None
     usage: Usage
 
 
-ChatEvent = Started | TextDelta | Finished
+ChatEvent = (Started | TextDelta | ThinkingDelta | ThinkingEnd | ToolCallStart | ToolCallDelta
+             | ToolCallEnd | Finished)
 
 
 @dataclass
 class ChatResult:
     """A whole reply: what a non-streaming response is built from."""
 
-    text: str
+    parts: list[Part]
     stop_reason: StopReason
     stop_sequence: str | None
     usage: Usage

@@ -5,9 +5,27 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..core import ChatEvent, ChatResult, Finished, Started, TextDelta, Usage
+from ..core import (
+    ChatEvent,
+    ChatResult,
+    Finished,
+    Part,
+    Started,
+    TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingPart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
+    Usage,
+)
 from ..http.sse import event_frame
 from .errors import error_body
+
+_EMPTY_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
 
 
 def usage_body(usage: Usage) -> dict[str, Any]:
@@ -20,8 +38,19 @@ def usage_body(usage: Usage) -> dict[str, Any]:
     }
 
 
+def block_body(part: Part) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ThinkingPart):
+        return {"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""}
+    if isinstance(part, ToolCallPart):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input,
+                "caller": {"type": "direct"}}
+    raise TypeError(f"{type(part).__name__} is not part of a reply")
+
+
 def message_body(message_id: str, model: str, result: ChatResult) -> dict[str, Any]:
-    content = [{"type": "text", "text": result.text}] if result.text else []
+    content = [block_body(part) for part in result.parts]
     return {
         "id": message_id,
         "type": "message",
@@ -45,13 +74,29 @@ class MessageStreamEncoder:
         self.message_id = message_id
         self.model = model
         self._index = -1
-        self._open: str | None = None
+        self._open_kind: str | None = None
 
     def encode(self, event: ChatEvent) -> list[bytes]:
         if isinstance(event, Started):
             return self._start(event.usage)
         if isinstance(event, TextDelta):
-            return self._text(event.text)
+            return self._open("text", {"type": "text", "text": ""}) + \
+                [self._delta({"type": "text_delta", "text": event.text})]
+        if isinstance(event, ThinkingDelta):
+            return self._open("thinking", _EMPTY_THINKING) + \
+                [self._delta({"type": "thinking_delta", "thinking": event.text})]
+        if isinstance(event, ThinkingEnd):
+            return self._open("thinking", _EMPTY_THINKING) + [
+                self._delta({"type": "signature_delta", "signature": event.signature}),
+                *self._close()]
+        if isinstance(event, ToolCallStart):
+            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {},
+                     "caller": {"type": "direct"}}
+            return self._close() + self._open("tool_use", block)
+        if isinstance(event, ToolCallDelta):
+            return [self._delta({"type": "input_json_delta", "partial_json": event.partial_json})]
+        if isinstance(event, ToolCallEnd):
+            return self._close()
         return self._finish(event)
 
     def _start(self, usage: Usage) -> list[bytes]:
@@ -63,25 +108,27 @@ class MessageStreamEncoder:
         return [_frame({"type": "message_start", "message": message}),
                 _frame({"type": "ping"})]
 
-    def _text(self, text: str) -> list[bytes]:
-        frames = []
-        if self._open != "text":
-            frames += self._close()
-            self._index += 1
-            self._open = "text"
-            frames.append(_frame({"type": "content_block_start", "index": self._index,
-                                  "content_block": {"type": "text", "text": ""}}))
-        frames.append(_frame({"type": "content_block_delta", "index": self._index,
-                              "delta": {"type": "text_delta", "text": text}}))
+    def _open(self, kind: str, block: dict[str, Any]) -> list[bytes]:
+        if self._open_kind == kind:
+            return []
+        frames = self._close()
+        self._index += 1
+        self._open_kind = kind
+        frames.append(_frame({"type": "content_block_start", "index": self._index,
+                              "content_block": block}))
         return frames
 
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        return _frame({"type": "content_block_delta", "index": self._index, "delta": delta})
+
     def _close(self) -> list[bytes]:
-        if self._open is None:
+        if self._open_kind is None:
             return []
-        self._open = None
+        self._open_kind = None
         return [_frame({"type": "content_block_stop", "index": self._index})]
 
-    def _finish(self, event: Finished) -> list[bytes]:
+    def _finish(self, event: ChatEvent) -> list[bytes]:
+        assert isinstance(event, Finished)
         usage = usage_body(event.usage)
         return self._close() + [
             _frame({"type": "message_delta",

@@ -17,10 +17,33 @@ FinishReason = Literal["eog", "length"]
 
 
 @dataclass(frozen=True)
+class Grammar:
+    """A GBNF grammar; with a trigger it only applies from that text on (lazy)."""
+
+    gbnf: str
+    trigger: str | None = None
+
+
+@dataclass(frozen=True)
+class ReasoningBudget:
+    """The reply starts inside a reasoning section that ends at ``end_marker``.
+
+    When ``budget`` tokens are spent first, or the model tries to end its turn while
+    still reasoning, the engine feeds ``close_tokens`` itself and goes on.
+    """
+
+    budget: int
+    end_marker: str
+    close_tokens: list[int]
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     prompt: list[int]
     max_tokens: int
     sampling: Sampling = field(default_factory=Sampling)
+    grammar: Grammar | None = None
+    reasoning: ReasoningBudget | None = None
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,16 @@ from typing import Any
 
 import llama_cpp as ll
 
-from ..core import Sampling
 from ..errors import InternalError, InvalidRequest
-from .base import EngineEvent, EngineInfo, GenerationDone, GenerationRequest, TokenEvent
+from .base import (
+    EngineEvent,
+    EngineInfo,
+    GenerationDone,
+    GenerationRequest,
+    Grammar,
+    ReasoningBudget,
+    TokenEvent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +61,34 @@ class _Sequence:
     seq_id: int = -1
     sampler: Any = None
     position: int = 0
-    next_token: int = -1
+    feed: list[int] = field(default_factory=list)
     generated: int = 0
+    reasoning: _ReasoningState | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
-    @property
-    def prefilling(self) -> bool:
-        return self.position < len(self.request.prompt)
+    def __post_init__(self) -> None:
+        self.feed = list(self.request.prompt)
+        if self.request.reasoning is not None:
+            self.reasoning = _ReasoningState(self.request.reasoning)
 
+
+class _ReasoningState:
+    """Tracks whether the reply is still reasoning, and closes it when it must."""
+
+    def __init__(self, budget: ReasoningBudget) -> None:
+        self.budget = budget
+        self.open = True
+        self.spent = 0
+        self._tail = ""
+
+    def observe(self, text: str) -> None:
+        self.spent += 1
+        self._tail = (self._tail + text)[-4 * len(self.budget.end_marker):]
+        if self.budget.end_marker in self._tail:
+            self.open = False
+
+    def must_close(self, end_of_turn: bool) -> bool:
+        return self.open and (end_of_turn or self.spent >= self.budget.budget)
 
 class _Outbox:
     """Events of one step, handed to each event loop in a single wake-up.
@@ -120,6 +147,7 @@ class LlamaCppEngine:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._outbox = _Outbox()
+        self._last_text = ""
 
     def _new_context(self, window: int) -> Any:
         """One KV stream per sequence slot, each holding a whole context window.
@@ -277,8 +305,12 @@ class LlamaCppEngine:
     def _admit(self) -> None:
         while self._waiting and self._free_ids:
             candidate = self._waiting.pop(0)
+            try:
+                candidate.sampler = _sampler_chain(self._vocab, candidate.request)
+            except ValueError as exc:
+                self._outbox.put(candidate, InvalidRequest(str(exc)))
+                continue
             candidate.seq_id = self._free_ids.pop(0)
-            candidate.sampler = _sampler_chain(candidate.request.sampling)
             self._active.append(candidate)
 
     def _release(self, sequence: _Sequence) -> None:
@@ -293,60 +325,83 @@ class LlamaCppEngine:
             sequence.sampler = None
 
     def _step(self) -> None:
-        batch = self._batch
+        """One decode: every sequence's next token, then prompt chunks in what is left."""
         n = 0
         outputs: list[tuple[_Sequence, int]] = []
         for sequence in self._active:
-            if not sequence.prefilling:
-                n = self._put(n, sequence.next_token, sequence.position, sequence.seq_id, True)
+            if len(sequence.feed) == 1:
+                n = self._put(n, sequence, 1)
                 outputs.append((sequence, n - 1))
-                sequence.position += 1
         budget = self.settings.batch_tokens
         for sequence in self._active:
-            if budget <= 0 or not sequence.prefilling:
+            if budget <= 0 or len(sequence.feed) <= 1:
                 continue
-            prompt = sequence.request.prompt
-            take = min(budget, len(prompt) - sequence.position)
-            for offset in range(take):
-                position = sequence.position + offset
-                last = position == len(prompt) - 1
-                n = self._put(n, prompt[position], position, sequence.seq_id, last)
-            sequence.position += take
+            take = min(budget, len(sequence.feed))
+            n = self._put(n, sequence, take)
             budget -= take
-            if not sequence.prefilling:
+            if not sequence.feed:
                 outputs.append((sequence, n - 1))
-        batch.n_tokens = n
-        status = ll.llama_decode(self._ctx, batch)
+        self._batch.n_tokens = n
+        status = ll.llama_decode(self._ctx, self._batch)
         if status != 0:
             raise RuntimeError(f"llama_decode returned {status}")
         for sequence, index in outputs:
             self._sample(sequence, index)
 
-    def _put(self, n: int, token: int, position: int, seq_id: int, logits: bool) -> int:
+    def _put(self, n: int, sequence: _Sequence, count: int) -> int:
+        """Move ``count`` tokens from the sequence's feed into the batch."""
         batch = self._batch
-        batch.token[n] = token
-        batch.pos[n] = position
-        batch.n_seq_id[n] = 1
-        batch.seq_id[n][0] = seq_id
-        batch.logits[n] = logits
-        return n + 1
+        for offset in range(count):
+            batch.token[n] = sequence.feed[offset]
+            batch.pos[n] = sequence.position + offset
+            batch.n_seq_id[n] = 1
+            batch.seq_id[n][0] = sequence.seq_id
+            batch.logits[n] = offset == count - 1 and count == len(sequence.feed)
+            n += 1
+        del sequence.feed[:count]
+        sequence.position += count
+        return n
 
     def _sample(self, sequence: _Sequence, index: int) -> None:
         if sequence.cancelled:
             self._release(sequence)
             return
         token = ll.llama_sampler_sample(sequence.sampler, self._ctx, index)
-        sequence.generated += 1
-        request = sequence.request
-        if ll.llama_vocab_is_eog(self._vocab, token):
+        end_of_turn = bool(ll.llama_vocab_is_eog(self._vocab, token))
+        reasoning = sequence.reasoning
+        if reasoning is not None and reasoning.open:
+            if not end_of_turn:
+                self._emit_token(sequence, token)
+                reasoning.observe(self._last_text)
+            if reasoning.must_close(end_of_turn):
+                self._force(sequence, reasoning.budget.close_tokens)
+                reasoning.open = False
+            elif end_of_turn:
+                self._finish(sequence, "eog")
+                return
+        elif end_of_turn:
+            sequence.generated += 1
             self._finish(sequence, "eog")
             return
-        text = sequence.decoder.decode(self._piece(token))
-        self._outbox.put(sequence, TokenEvent(token=token, text=text))
-        sequence.next_token = token
-        window_full = sequence.position + 1 >= self.info.context_window
+        else:
+            self._emit_token(sequence, token)
+        request = sequence.request
+        window_full = sequence.position + len(sequence.feed) >= self.info.context_window
         if sequence.generated >= request.max_tokens or window_full:
             self._finish(sequence, "length")
+
+    def _emit_token(self, sequence: _Sequence, token: int) -> None:
+        sequence.generated += 1
+        self._last_text = sequence.decoder.decode(self._piece(token))
+        self._outbox.put(sequence, TokenEvent(token=token, text=self._last_text))
+        sequence.feed.append(token)
+
+    def _force(self, sequence: _Sequence, tokens: list[int]) -> None:
+        """Feed tokens the model did not choose, as if it had (they are output too)."""
+        room = sequence.request.max_tokens - sequence.generated
+        for token in tokens[:max(room, 0)]:
+            ll.llama_sampler_accept(sequence.sampler, token)
+            self._emit_token(sequence, token)
 
     def _finish(self, sequence: _Sequence, reason: str) -> None:
         tail = sequence.decoder.decode(b"", final=True)
@@ -361,8 +416,12 @@ class LlamaCppEngine:
         self._release(sequence)
 
 
-def _sampler_chain(sampling: Sampling) -> Any:
+def _sampler_chain(vocab: Any, request: GenerationRequest) -> Any:
+    """The request's own sampler chain: grammar first, then the sampling settings."""
+    sampling = request.sampling
     chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+    if request.grammar is not None:
+        ll.llama_sampler_chain_add(chain, _grammar_sampler(vocab, request.grammar))
     if sampling.temperature <= 0:
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
         return chain
@@ -374,3 +433,23 @@ def _sampler_chain(sampling: Sampling) -> Any:
     seed = ll.LLAMA_DEFAULT_SEED if sampling.seed is None else sampling.seed & 0xFFFFFFFF
     ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(seed))
     return chain
+
+
+def _grammar_sampler(vocab: Any, grammar: Grammar) -> Any:
+    text = grammar.gbnf.encode()
+    if grammar.trigger is None:
+        sampler = ll.llama_sampler_init_grammar(vocab, text, b"root")
+    else:
+        patterns = (ctypes.c_char_p * 1)(_trigger_pattern(grammar.trigger).encode())
+        no_tokens = (ll.llama_token * 1)()
+        sampler = ll.llama_sampler_init_grammar_lazy_patterns(vocab, text, b"root", patterns,
+                                                              1, no_tokens, 0)
+    if not sampler:
+        raise ValueError("the grammar for this request could not be built")
+    return sampler
+
+
+def _trigger_pattern(trigger: str) -> str:
+    """A lazy grammar starts at the first match of the pattern's first group."""
+    escaped = "".join("\\" + c if c in "\\.^$|?*+()[]{}" else c for c in trigger)
+    return f"[\\s\\S]*?({escaped})[\\s\\S]*"

@@ -1,4 +1,4 @@
-"""A chat model on the node: template, tokens, context checks, stops and usage.
+"""A chat model on the node: template, tokens, context checks, reasoning, tools, stops.
 
 Both wire formats come here with a neutral ``ChatRequest``; streaming and
 non-streaming replies are the same event stream, folded or not.
@@ -16,17 +16,30 @@ from ..core import (
     ChatRequest,
     ChatResult,
     Finished,
-    Message,
+    Part,
     Started,
     StopReason,
     TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingPart,
+    Tool,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
     Usage,
-    merge_turns,
 )
-from ..engine.base import Engine, GenerationDone, GenerationRequest
+from ..engine.base import Engine, GenerationDone, GenerationRequest, Grammar, ReasoningBudget
 from ..errors import InvalidRequest
 from .chat_template import ChatTemplate
+from .grammar import json_grammar, tool_call_grammar
 from .models import ModelCard
+from .profiles import THINK_CLOSE, THINK_END, THINK_OPEN, ModelProfile
+from .prompting import PromptBuilder, template_tools
+from .reply import ReplyParser
+from .signatures import Signer
 from .stops import StopMatcher
 
 
@@ -34,6 +47,7 @@ from .stops import StopMatcher
 class Prompt:
     text: str
     tokens: list[int]
+    opens_thinking: bool
 
 
 @dataclass
@@ -41,25 +55,50 @@ class ChatModel:
     card: ModelCard
     engine: Engine
     template: ChatTemplate
+    profile: ModelProfile
+    signer: Signer
 
     # ---- prompt --------------------------------------------------------------
 
-    def render(self, request: ChatRequest) -> str:
-        messages = merge_turns(request.messages)
-        if not messages:
-            raise InvalidRequest("messages: at least one message is required", param="messages")
-        turns: list[dict[str, Any]] = []
-        if request.system:
-            turns.append({"role": "system", "content": request.system})
-        turns.extend({"role": m.role, "content": m.text} for m in messages)
-        if messages[-1].role == "assistant":
-            return self._render_prefill(turns, messages[-1])
-        return self.template.render(turns, add_generation_prompt=True)
+    def _tools(self, request: ChatRequest) -> list[Tool]:
+        return [] if request.tool_choice.mode == "none" else request.tools
 
-    def _render_prefill(self, turns: list[dict[str, Any]], last: Message) -> str:
+    def _verify_thinking(self, request: ChatRequest) -> None:
+        for i, message in enumerate(request.messages):
+            for j, part in enumerate(message.parts):
+                if isinstance(part, ThinkingPart) and part.signature is not None and \
+                        not self.signer.verify(part.thinking, part.signature):
+                    raise InvalidRequest(
+                        f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
+                        code="invalid_signature", param=f"messages[{i}].content[{j}]")
+
+    def render(self, request: ChatRequest) -> tuple[str, bool]:
+        """The prompt text, and whether it leaves the reply inside a reasoning section."""
+        if not request.messages:
+            raise InvalidRequest("messages: at least one message is required", param="messages")
+        self._verify_thinking(request)
+        tools = self._tools(request)
+        builder = PromptBuilder(self.profile)
+        turns = builder.turns(request, tools)
+        extra: dict[str, Any] = {}
+        if self.profile.native_reasoning:
+            extra["enable_thinking"] = request.thinking is not None
+        declared = template_tools(tools) if tools and self.profile.native_tools else None
+        if turns and turns[-1]["role"] == "assistant":
+            return self._render_prefill(turns, declared, extra), False
+        text = self.template.render(turns, add_generation_prompt=True, tools=declared, **extra)
+        if request.thinking is None:
+            return text, False
+        if not self.profile.native_reasoning:
+            text += THINK_OPEN
+        return text, True
+
+    def _render_prefill(self, turns: list[dict[str, Any]], tools: Any,
+                        extra: dict[str, Any]) -> str:
         """Render so that the reply continues the final assistant message."""
-        rendered = self.template.render(turns, add_generation_prompt=False)
-        prefix = last.text
+        rendered = self.template.render(turns, add_generation_prompt=False, tools=tools,
+                                        **extra)
+        prefix = turns[-1].get("content") or ""
         cut = rendered.rfind(prefix) if prefix else -1
         if cut < 0:
             raise InvalidRequest("the final assistant message could not be continued with "
@@ -67,8 +106,8 @@ class ChatModel:
         return rendered[: cut + len(prefix)]
 
     def prompt(self, request: ChatRequest) -> Prompt:
-        text = self.render(request)
-        return Prompt(text, self.engine.tokenize(text, add_special=False))
+        text, opens_thinking = self.render(request)
+        return Prompt(text, self.engine.tokenize(text, add_special=False), opens_thinking)
 
     def count_tokens(self, request: ChatRequest) -> int:
         return len(self.prompt(request).tokens)
@@ -83,57 +122,122 @@ class ChatModel:
                                  param="messages")
         return window - len(prompt.tokens)
 
+    def _grammar(self, request: ChatRequest) -> Grammar | None:
+        tools = self._tools(request)
+        choice = request.tool_choice
+        if tools:
+            if choice.mode == "tool":
+                tools = [t for t in tools if t.name == choice.name]
+            return tool_call_grammar(tools, parallel=choice.parallel,
+                                     lazy=choice.mode == "auto")
+        if request.response_schema is not None:
+            return json_grammar(request.response_schema, param="response_schema")
+        return None
+
+    def generation(self, request: ChatRequest, prompt: Prompt) -> GenerationRequest:
+        room = self._check_window(prompt)
+        reasoning = None
+        if prompt.opens_thinking and request.thinking is not None:
+            reasoning = ReasoningBudget(
+                budget=request.thinking.budget_tokens, end_marker=THINK_END,
+                close_tokens=self.engine.tokenize(THINK_CLOSE, add_special=False))
+        return GenerationRequest(prompt=prompt.tokens, max_tokens=min(request.max_tokens, room),
+                                 sampling=request.sampling, grammar=self._grammar(request),
+                                 reasoning=reasoning)
+
     async def stream(self, request: ChatRequest,
                      prompt: Prompt | None = None) -> AsyncGenerator[ChatEvent, None]:
         """The reply as events; pass ``prompt`` when it was already counted."""
         prompt = prompt or self.prompt(request)
-        room = self._check_window(prompt)
-        generation = GenerationRequest(prompt=prompt.tokens,
-                                       max_tokens=min(request.max_tokens, room),
-                                       sampling=request.sampling)
+        generation = self.generation(request, prompt)
+        omitted = request.thinking is not None and request.thinking.display == "omitted"
+        parser = ReplyParser(
+            thinking=prompt.opens_thinking, tools=bool(self._tools(request)),
+            show_thinking=not omitted,
+            sign=lambda text: self.signer.sign(text, omitted=omitted))
+        yield Started(Usage(input_tokens=len(prompt.tokens)))
         stops = StopMatcher(request.stop)
         generated = 0
-        yield Started(Usage(input_tokens=len(prompt.tokens)))
-        events = self.engine.generate(generation)
-        try:
+        async with aclosing(self.engine.generate(generation)) as events:
             async for event in events:
                 if isinstance(event, GenerationDone):
+                    for out in _stop_text(parser.finish(), stops):
+                        if isinstance(out, Finished):
+                            yield _with_usage(out, prompt, event.generated_tokens)
+                            return
+                        yield out
                     tail = stops.flush()
                     if tail:
                         yield TextDelta(tail)
-                    reason: StopReason = "end_turn" if event.reason == "eog" else "max_tokens"
-                    yield Finished(reason, None, _usage(event.prompt_tokens,
-                                                        event.cached_tokens,
-                                                        event.generated_tokens))
+                    reason: StopReason = "max_tokens" if event.reason == "length" else \
+                        "tool_use" if parser.calls else "end_turn"
+                    yield Finished(reason, None, Usage(len(prompt.tokens),
+                                                       max(event.generated_tokens, 1)))
                     return
                 generated += 1 if event.token >= 0 else 0
-                safe, matched = stops.feed(event.text)
-                if safe:
-                    yield TextDelta(safe)
-                if matched is not None:
-                    yield Finished("stop_sequence", matched,
-                                   _usage(len(prompt.tokens), 0, generated))
-                    return
-        finally:
-            await events.aclose()
+                for out in _stop_text(parser.feed(event.text), stops):
+                    if isinstance(out, Finished):
+                        yield _with_usage(out, prompt, generated)
+                        return
+                    yield out
 
-    async def complete(self, request: ChatRequest, prompt: Prompt | None = None) -> ChatResult:
-        return await fold(self.stream(request, prompt))
+
+def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:
+    """Text events through the stop matcher; a match ends the list with ``Finished``."""
+    out: list[ChatEvent] = []
+    for event in events:
+        if not isinstance(event, TextDelta):
+            out.append(event)
+            continue
+        safe, matched = stops.feed(event.text)
+        if safe:
+            out.append(TextDelta(safe))
+        if matched is not None:
+            out.append(Finished("stop_sequence", matched, Usage()))
+            return out
+    return out
+
+
+def _with_usage(finished: Finished, prompt: Prompt, generated: int) -> Finished:
+    return Finished(finished.stop_reason, finished.stop_sequence,
+                    Usage(len(prompt.tokens), max(generated, 1)))
 
 
 async def fold(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:
     """A whole reply from its events: the non-streaming form of the same generation."""
-    parts: list[str] = []
+    folder = _Folder()
     async with aclosing(events):
         async for event in events:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-            elif isinstance(event, Finished):
-                return ChatResult("".join(parts), event.stop_reason, event.stop_sequence,
+            if isinstance(event, Finished):
+                return ChatResult(folder.parts, event.stop_reason, event.stop_sequence,
                                   event.usage)
+            folder.add(event)
     raise RuntimeError("the generation ended without a final event")
 
 
-def _usage(prompt_tokens: int, cached_tokens: int, generated: int) -> Usage:
-    return Usage(input_tokens=prompt_tokens - cached_tokens, output_tokens=max(generated, 1),
-                 cached_tokens=cached_tokens)
+class _Folder:
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self._thinking: list[str] = []
+        self._call: ToolCallStart | None = None
+
+    def add(self, event: ChatEvent) -> None:
+        if isinstance(event, TextDelta):
+            last = self.parts[-1] if self.parts else None
+            if isinstance(last, TextPart):
+                self.parts[-1] = TextPart(last.text + event.text)
+            else:
+                self.parts.append(TextPart(event.text))
+        elif isinstance(event, ThinkingDelta):
+            self._thinking.append(event.text)
+        elif isinstance(event, ThinkingEnd):
+            self.parts.append(ThinkingPart("".join(self._thinking), event.signature))
+        elif isinstance(event, ToolCallStart):
+            self._call = event
+        elif isinstance(event, ToolCallEnd) and self._call is not None:
+            self.parts.append(ToolCallPart(self._call.id, self._call.name, event.input))
+        elif isinstance(event, ToolCallDelta | Started):
+            return
+
+
+__all__ = ["ChatModel", "Prompt", "fold"]

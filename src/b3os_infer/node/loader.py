@@ -9,9 +9,11 @@ from ..engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from .chat import ChatModel
 from .chat_template import ChatTemplate
 from .models import Capabilities, ModelCard, default_model_path
+from .profiles import detect_profile
+from .signatures import Signer
 
 
-def load_gguf_model(model: ModelConfig, engine: EngineConfig) -> ChatModel:
+def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
     path = Path(model.path) if model.path else default_model_path()
     if not path.is_file():
         raise FileNotFoundError(f"model file not found: {path}")
@@ -29,7 +31,11 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig) -> ChatModel:
     template = ChatTemplate(source, bos_token=llama.token_text(llama.bos_token_id),
                             eos_token=llama.token_text(llama.eos_token_id))
     window = llama.info.context_window
+    profile = detect_profile(source)
+    capabilities = Capabilities(tools=True, thinking=True, vision=False,
+                                structured_output=True)
     card = ModelCard(id=model.id, display_name=model.display_name, kind="chat",
                      context_window=window, max_output_tokens=window,
-                     capabilities=Capabilities())
-    return ChatModel(card=card, engine=llama, template=template)
+                     capabilities=capabilities, profile=profile.name)
+    return ChatModel(card=card, engine=llama, template=template, profile=profile,
+                     signer=Signer(secret))

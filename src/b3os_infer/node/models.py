@@ -54,3 +54,4 @@ class ModelCard:
     created: int = field(default_factory=lambda: int(time.time()))
     capabilities: Capabilities = field(default_factory=Capabilities)
     owned_by: str = "b3os"
+    profile: str = "generic"

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..core import ChatEvent, ChatResult, Finished, StopReason, TextDelta, Usage
+from ..core import ChatEvent, ChatResult, Finished, StopReason, TextDelta, TextPart, Usage
 from ..errors import InferError
 from ..http.sse import data_frame
 from .errors import error_body
 
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+           "tool_use": "tool_calls"}
 
 
 def finish_reason(reason: StopReason) -> str:
@@ -36,13 +37,18 @@ def completion_body(completion_id: str, created: int, model: str,
         "model": model,
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": result.text, "refusal": None},
+            "message": {"role": "assistant", "content": reply_text(result),
+                        "refusal": None},
             "finish_reason": finish_reason(result.stop_reason),
             "logprobs": None,
         }],
         "usage": usage_body(result.usage),
         "system_fingerprint": None,
     }
+
+
+def reply_text(result: ChatResult) -> str:
+    return "".join(p.text for p in result.parts if isinstance(p, TextPart))
 
 
 class ChunkEncoder:

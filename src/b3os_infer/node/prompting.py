@@ -1,0 +1,124 @@
+"""Neutral conversations into the messages and variables a chat template expects.
+
+Native profiles get Hugging Face conventions (``tools``, ``tool_calls`` with argument
+objects, ``tool`` role messages, ``reasoning_content``, ``enable_thinking``). The generic
+profile gets everything as text: a tool section in the system prompt, calls and results
+in ``<tool_call>`` / ``<tool_response>`` tags and reasoning in ``<think>`` tags.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..core import (
+    ChatRequest,
+    Message,
+    RedactedThinkingPart,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    merge_turns,
+)
+from .profiles import CALL_CLOSE, CALL_OPEN, THINK_CLOSE, THINK_OPEN, ModelProfile
+
+GENERIC_TOOL_PROMPT = """# Tools
+
+You may call one or more functions to help with the user's request. The functions are
+described inside <tools></tools>, one JSON object per line:
+<tools>
+{tools}
+</tools>
+
+To call a function, reply with one JSON object per call, inside <tool_call></tool_call> tags:
+<tool_call>
+{{"name": "<function name>", "arguments": {{<arguments as a JSON object>}}}}
+</tool_call>
+The results come back inside <tool_response></tool_response> tags."""
+
+
+def dumps(value: Any) -> str:
+    """Byte-stable JSON for what goes back into prompts (keys keep their order)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def tool_lines(tools: list[Tool]) -> str:
+    return "\n".join(dumps({"name": t.name, "description": t.description or "",
+                            "parameters": t.input_schema}) for t in tools)
+
+
+def template_tools(tools: list[Tool]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description
+                                              or "", "parameters": t.input_schema}}
+            for t in tools]
+
+
+class PromptBuilder:
+    def __init__(self, profile: ModelProfile) -> None:
+        self.profile = profile
+
+    def system_text(self, request: ChatRequest, tools: list[Tool]) -> str | None:
+        parts = [request.system] if request.system else []
+        if tools and not self.profile.native_tools:
+            parts.append(GENERIC_TOOL_PROMPT.format(tools=tool_lines(tools)))
+        return "\n\n".join(parts) if parts else None
+
+    def turns(self, request: ChatRequest, tools: list[Tool]) -> list[dict[str, Any]]:
+        turns: list[dict[str, Any]] = []
+        system = self.system_text(request, tools)
+        if system:
+            turns.append({"role": "system", "content": system})
+        for message in merge_turns(request.messages):
+            turns.extend(self._message(message))
+        return turns
+
+    def _message(self, message: Message) -> list[dict[str, Any]]:
+        if message.role == "assistant":
+            return [self._assistant(message)]
+        return self._user(message)
+
+    def _assistant(self, message: Message) -> dict[str, Any]:
+        thinking = "".join(p.thinking for p in message.parts if isinstance(p, ThinkingPart))
+        text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+        calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+        turn: dict[str, Any] = {"role": "assistant"}
+        if self.profile.native_tools or self.profile.native_reasoning:
+            turn["content"] = text
+            if thinking and self.profile.native_reasoning:
+                turn["reasoning_content"] = thinking
+            if calls and self.profile.native_tools:
+                turn["tool_calls"] = [{"type": "function", "id": c.id, "function": {
+                    "name": c.name, "arguments": c.input}} for c in calls]
+                return turn
+        content = f"{THINK_OPEN}{thinking}{THINK_CLOSE}" if thinking and \
+            not self.profile.native_reasoning else ""
+        content += text
+        for call in calls:
+            body = dumps({"name": call.name, "arguments": call.input})
+            content += f"\n{CALL_OPEN}\n{body}\n{CALL_CLOSE}"
+        turn["content"] = content.lstrip("\n") if not text and not thinking else content
+        return turn
+
+    def _user(self, message: Message) -> list[dict[str, Any]]:
+        turns: list[dict[str, Any]] = []
+        pending: list[str] = []
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                if self.profile.native_tools:
+                    turns.append({"role": "tool", "tool_call_id": part.tool_use_id,
+                                  "content": _result_text(part)})
+                else:
+                    pending.append(f"<tool_response>\n{_result_text(part)}\n</tool_response>")
+            elif isinstance(part, TextPart):
+                pending.append(part.text)
+            elif isinstance(part, RedactedThinkingPart):
+                continue
+        if pending:
+            turns.append({"role": "user", "content": "\n".join(pending)})
+        return turns
+
+
+def _result_text(part: ToolResultPart) -> str:
+    return f"Error: {part.content}" if part.is_error else part.content

@@ -1,0 +1,200 @@
+"""Splitting a model's raw output into reasoning, text and tool calls, incrementally.
+
+The parser owns its state, accepts pieces of any size (one character or many tokens
+at once) and gives the same events, joined, whichever way the text was cut.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .. import ids
+from ..core import (
+    ChatEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END
+
+_HEADER = re.compile(r'\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
+
+
+def _partial_suffix(buffer: str, tag: str) -> int:
+    """Length of the longest end of ``buffer`` that could begin ``tag``."""
+    for size in range(min(len(tag) - 1, len(buffer)), 0, -1):
+        if buffer.endswith(tag[:size]):
+            return size
+    return 0
+
+
+class _JsonExtent:
+    """Finds where one JSON value ends in streamed text (strings and escapes aware)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_string = False
+        self.escaped = False
+        self.started = False
+
+    def feed(self, text: str) -> int:
+        """How many characters of ``text`` belong to the value; -1 if all, still open."""
+        for index, char in enumerate(text):
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\":
+                    self.escaped = True
+                elif char == '"':
+                    self.in_string = False
+            elif char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+                self.started = True
+            elif char in "}]":
+                self.depth -= 1
+            if self.started and self.depth == 0:
+                return index + 1
+        return -1
+
+
+class ReplyParser:
+    """Reasoning first (when the reply starts inside it), then text and tool calls."""
+
+    def __init__(self, *, thinking: bool, tools: bool, show_thinking: bool = True,
+                 sign: Callable[[str], str] = lambda text: "") -> None:
+        self._state = "thinking" if thinking else "text"
+        self._tools = tools
+        self._show_thinking = show_thinking
+        self._sign = sign
+        self._buffer = ""
+        self._thinking: list[str] = []
+        self._args: list[str] = []
+        self._extent = _JsonExtent()
+        self._strip_text_start = False
+        self.calls = 0
+
+    # ---- public ----------------------------------------------------------------
+
+    def feed(self, text: str) -> list[ChatEvent]:
+        self._buffer += text
+        events: list[ChatEvent] = []
+        while True:
+            before = (self._state, len(self._buffer))
+            events += getattr(self, "_on_" + self._state)(final=False)
+            if (self._state, len(self._buffer)) == before:
+                return events
+
+    def finish(self) -> list[ChatEvent]:
+        """Flush what is held back once the model has stopped."""
+        events = self.feed("")
+        events += getattr(self, "_on_" + self._state)(final=True)
+        self._buffer = ""
+        return events
+
+    # ---- states ----------------------------------------------------------------
+
+    def _on_thinking(self, final: bool) -> list[ChatEvent]:
+        if not self._thinking and self._buffer.lstrip().startswith("<think>"):
+            self._buffer = self._buffer.lstrip()[len("<think>"):]
+        end = self._buffer.find(THINK_END)
+        if end >= 0:
+            events = self._think_text(self._buffer[:end].rstrip())
+            self._buffer = self._buffer[end + len(THINK_END):]
+            self._state = "text"
+            self._strip_text_start = True
+            return events + [self._close_thinking()]
+        if final:
+            events = self._think_text(self._buffer.rstrip())
+            return events + [self._close_thinking()]
+        hold = max(_partial_suffix(self._buffer, THINK_END),
+                   len(self._buffer) - len(self._buffer.rstrip()))
+        return self._think_text(self._take(len(self._buffer) - hold))
+
+    def _think_text(self, text: str) -> list[ChatEvent]:
+        if not self._thinking:
+            text = text.lstrip("\n")
+        if not text:
+            return []
+        self._thinking.append(text)
+        return [ThinkingDelta(text)] if self._show_thinking else []
+
+    def _close_thinking(self) -> ChatEvent:
+        return ThinkingEnd(self._sign("".join(self._thinking)))
+
+    def _on_text(self, final: bool) -> list[ChatEvent]:
+        if self._strip_text_start:
+            stripped = self._buffer.lstrip()
+            if not stripped and not final:
+                self._buffer = ""
+                return []
+            self._buffer = stripped
+            self._strip_text_start = False
+        start = self._buffer.find(CALL_OPEN) if self._tools else -1
+        if start >= 0:
+            text = self._buffer[:start].rstrip() if self.calls == 0 else ""
+            self._buffer = self._buffer[start + len(CALL_OPEN):]
+            self._state = "header"
+            return [TextDelta(text)] if text else []
+        if final:
+            text = self._take(len(self._buffer))
+            return [TextDelta(text)] if text and self.calls == 0 else []
+        hold = _partial_suffix(self._buffer, CALL_OPEN) if self._tools else 0
+        if self._tools and hold == 0:
+            hold = len(self._buffer) - len(self._buffer.rstrip())
+        text = self._take(len(self._buffer) - hold)
+        return [TextDelta(text)] if text and self.calls == 0 else []
+
+    def _on_header(self, final: bool) -> list[ChatEvent]:
+        match = _HEADER.match(self._buffer)
+        if match is None:
+            if final and self._buffer.strip():
+                return [TextDelta(CALL_OPEN + self._take(len(self._buffer)))]
+            return []
+        name = json.loads(f'"{match.group(1)}"')
+        self._buffer = self._buffer[match.end():]
+        self._state = "arguments"
+        self._extent = _JsonExtent()
+        self._args = []
+        return [ToolCallStart(ids.tool_use_id(), name)]
+
+    def _on_arguments(self, final: bool) -> list[ChatEvent]:
+        end = self._extent.feed(self._buffer)
+        piece = self._take(len(self._buffer) if end < 0 else end)
+        events: list[ChatEvent] = []
+        if piece:
+            self._args.append(piece)
+            events.append(ToolCallDelta(piece))
+        if end >= 0 or final:
+            events.append(ToolCallEnd(_parse_arguments("".join(self._args))))
+            self.calls += 1
+            self._state = "tail"
+        return events
+
+    def _on_tail(self, final: bool) -> list[ChatEvent]:
+        close = self._buffer.find(CALL_CLOSE)
+        if close >= 0:
+            self._buffer = self._buffer[close + len(CALL_CLOSE):]
+            self._state = "text"
+        elif final:
+            self._buffer = ""
+        return []
+
+    def _take(self, count: int) -> str:
+        taken, self._buffer = self._buffer[:count], self._buffer[count:]
+        return taken
+
+
+def _parse_arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
