@@ -1,21 +1,34 @@
-"""The app factory: edge middleware around the node's routes. State lives on the app."""
+"""The app factories: one process, a node, or an edge. State lives on the app.
+
+- ``create_app``: edge middleware around the node's routes (``b3os-infer serve``).
+- ``create_node_app``: the node's routes behind ``NodeGuard`` (``b3os-infer node``).
+- ``create_edge_app``: edge middleware around the forwarder (``b3os-infer edge``).
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
 from .edge.auth import AuthMiddleware
+from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
+from .edge.forward import Forwarder
 from .edge.keys import KeyStore
+from .edge.middleware import EdgeMiddleware
+from .edge.node_guard import NodeGuard
+from .edge.nodes import NodePool
+from .edge.state import EdgeState
 from .errors import InferError, MethodNotAllowed, NotFound
 from .http.formats import BASE, error_response
 from .http.requests import request_id
@@ -44,7 +57,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return error_response(path, error, request_id(request))
 
 
-def create_app(registry: ModelRegistry, keys: KeyStore) -> ASGIApp:
+def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await registry.start()
@@ -52,11 +65,65 @@ def create_app(registry: ModelRegistry, keys: KeyStore) -> ASGIApp:
             yield
         finally:
             await registry.close()
+            if edge is not None:
+                await edge.limiter.close()
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
                     lifespan=lifespan)
     app.state.registry = registry
+    return app
+
+
+def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
+    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.keys))
+
+
+def create_app(registry: ModelRegistry, keys: KeyStore,
+               edge: EdgeState | None = None) -> ASGIApp:
+    edge = edge or EdgeState.for_keys(keys)
+    app = _node_app(registry, edge)
     app.state.keys = keys
-    return RequestContextMiddleware(AuthMiddleware(app, keys))
+    return _edge_layers(app, edge)
+
+
+def create_node_app(registry: ModelRegistry, secret: str) -> ASGIApp:
+    return NodeGuard(RequestContextMiddleware(_node_app(registry, None)), secret)
+
+
+def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
+                    advertise_url: str) -> ASGIApp:
+    tickets = Tickets()
+    forwarder = Forwarder(pool, tickets, secret, advertise_url)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None)) as client:
+            forwarder.client = client
+            await pool.refresh(client)
+            watcher = asyncio.create_task(pool.watch(client))
+            try:
+                yield
+            finally:
+                watcher.cancel()
+                await edge.limiter.close()
+
+    async def edge_health(_: Request) -> Response:
+        ok = any(node.up for node in pool.nodes)
+        return JSONResponse({"status": "ok" if ok else "unhealthy",
+                             "nodes": {n.url: n.status() for n in pool.nodes},
+                             "queues": edge.queues.load()}, status_code=200 if ok else 503)
+
+    routes = [Route("/healthz", edge_health, methods=["GET"]), callback_route(tickets, secret)]
+    inner = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
+                      lifespan=lifespan)
+
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path == BASE or path.startswith(BASE + "/")):
+            await forwarder(scope, receive, send)
+        else:
+            await inner(scope, receive, send)
+
+    return _edge_layers(dispatch, edge)

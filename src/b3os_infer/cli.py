@@ -1,4 +1,4 @@
-"""The ``b3os-infer`` command: serve, and manage keys."""
+"""The ``b3os-infer`` command: serve, node, edge, keys and usage."""
 
 from __future__ import annotations
 
@@ -8,29 +8,42 @@ import sys
 from pathlib import Path
 
 from .config import Config, ConfigError, Home, load_config
+from .edge.build import edge_state, expiry, key_store
+from .edge.fleet import MissingSecret, node_secret
 from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _config(args: argparse.Namespace) -> Config | None:
     try:
-        config = load_config(args.config)
+        return load_config(args.config)
     except ConfigError as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
+        return None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    if (config := _config(args)) is None:
         return 2
     host = args.host or config.server.host
     port = args.port or config.server.port
     home = Home.resolve()
-    home.node_secret()
-    keys = KeyStore(home.database)
+    keys = key_store(home, config)
     _first_key(keys, host, port)
-    return _run(config, keys, host, port)
+    return _run(config, host, port, home.node_secret(),
+                lambda registry: _app(registry, config, keys))
+
+
+def _app(registry: object, config: Config, keys: KeyStore) -> object:
+    from .app import create_app
+
+    return create_app(registry, keys, edge_state(config, keys))  # type: ignore[arg-type]
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:
     if keys.active_count():
         return
     _, key = keys.create("default", DEFAULT_SCOPES)
-    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/v1/infer"
+    base = f"http://{_local(host)}:{port}/v1/infer"
     print("No API key existed, so one was made. It is shown only this once:\n", flush=True)
     print(f'export B3OS_API_KEY="{key}"')
     print(f'export ANTHROPIC_BASE_URL="{base}"')
@@ -39,44 +52,87 @@ def _first_key(keys: KeyStore, host: str, port: int) -> None:
     print('export OPENAI_API_KEY="$B3OS_API_KEY"\n', flush=True)
 
 
-def _run(config: Config, keys: KeyStore, host: str, port: int) -> int:
+def _local(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "::") else host
+
+
+def _run(config: Config, host: str, port: int, secret: bytes, build: object) -> int:
+    """Load the configured model, build the app around it, and serve until stopped.
+
+    ``secret`` signs what the node hands clients to give back (e.g. reasoning blocks);
+    every node of a fleet uses the shared node secret, so any of them can check it.
+    """
     import uvicorn
 
-    from .app import create_app
     from .node.loader import load_gguf_model
     from .node.registry import ModelRegistry
 
     registry = ModelRegistry()
     try:
-        registry.add(load_gguf_model(config.model, config.engine))
+        registry.add(load_gguf_model(config.model, config.engine, secret))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
     print(f"serving {config.model.id} at http://{host}:{port}/v1/infer", flush=True)
-    uvicorn.run(create_app(registry, keys), host=host, port=port, log_level="info",
-                access_log=False)
+    uvicorn.run(build(registry), host=host, port=port,  # type: ignore[operator]
+                log_level="info", access_log=False)
+    return 0
+
+
+def _node(args: argparse.Namespace) -> int:
+    if (config := _config(args)) is None:
+        return 2
+    try:
+        secret = node_secret()
+    except MissingSecret as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return 2
+    from .app import create_node_app
+
+    host = args.host or config.server.host
+    port = args.port or config.server.port
+    return _run(config, host, port, secret.encode(),
+                lambda registry: create_node_app(registry, secret))
+
+
+def _edge(args: argparse.Namespace) -> int:
+    if (config := _config(args)) is None:
+        return 2
+    try:
+        secret = node_secret()
+    except MissingSecret as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    from .app import create_edge_app
+    from .edge.nodes import NodePool
+
+    host = args.host or config.server.host
+    port = args.port or config.server.port
+    keys = key_store(Home.resolve(), config)
+    advertise = args.advertise_url or f"http://{_local(host)}:{port}"
+    app = create_edge_app(edge_state(config, keys), NodePool(args.node, secret), secret,
+                          advertise)
+    print(f"edge at http://{host}:{port}/v1/infer in front of {' '.join(args.node)}",
+          flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
     return 0
 
 
 def _keys(args: argparse.Namespace) -> int:
-    keys = KeyStore(Home.resolve().database)
+    keys = key_store(Home.resolve())
     if args.keys_command == "create":
-        scopes = tuple(args.scope) if args.scope else DEFAULT_SCOPES
-        try:
-            record, key = keys.create(args.name, scopes)
-        except ValueError as exc:
-            print(f"b3os-infer: {exc}", file=sys.stderr)
-            return 2
-        print(f"created key {record.id} ({record.name}), scopes: {' '.join(record.scopes)}")
-        print("the key is shown only this once:")
-        print(key)
-        return 0
+        return _create_key(keys, args)
     if args.keys_command == "list":
-        print(f"{'ID':<14}{'NAME':<20}{'SCOPES':<26}{'CREATED':<22}{'LAST USED':<22}STATUS")
+        print(f"{'ID':<14}{'NAME':<16}{'SCOPES':<26}{'MODELS':<28}{'CREATED':<22}"
+              f"{'EXPIRES':<22}{'LAST USED':<22}STATUS")
         for r in keys.list():
-            status = f"revoked {r.revoked_at}" if r.revoked_at else "active"
-            print(f"{r.id:<14}{r.name:<20}{' '.join(r.scopes):<26}{r.created_at:<22}"
-                  f"{r.last_used_at or '-':<22}{status}")
+            status = f"revoked {r.revoked_at}" if r.revoked_at else \
+                "expired" if r.expired() else "active"
+            print(f"{r.id:<14}{r.name:<16}{' '.join(r.scopes):<26}"
+                  f"{' '.join(r.models) if r.models else 'all':<28}{r.created_at:<22}"
+                  f"{r.expires_at or 'never':<22}{r.last_used_at or '-':<22}{status}")
         return 0
     try:
         record = keys.revoke(args.key)
@@ -87,26 +143,86 @@ def _keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def _create_key(keys: KeyStore, args: argparse.Namespace) -> int:
+    scopes = tuple(args.scope) if args.scope else DEFAULT_SCOPES
+    try:
+        expires = expiry(args.expires) if args.expires else None
+        record, key = keys.create(args.name, scopes, models=tuple(args.model or ()),
+                                  expires_at=expires)
+    except ValueError as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return 2
+    models = " ".join(record.models) if record.models else "all"
+    print(f"created key {record.id} ({record.name}), scopes: {' '.join(record.scopes)}, "
+          f"models: {models}, expires: {record.expires_at or 'never'}")
+    print("the key is shown only this once:")
+    print(key)
+    return 0
+
+
+def _usage(args: argparse.Namespace) -> int:
+    from .edge.usage import UsageLedger
+
+    keys = key_store(Home.resolve())
+    names = {r.id: r.name for r in keys.list()}
+    totals = UsageLedger(keys.engine).totals()
+    print(f"{'KEY':<14}{'NAME':<16}{'MODEL':<32}{'REQUESTS':>9}{'ERRORS':>8}{'INPUT':>11}"
+          f"{'OUTPUT':>11}{'CACHED':>11}")
+    for t in totals:
+        print(f"{t.key_id or '-':<14}{names.get(t.key_id or '', '-'):<16}{t.model or '-':<32}"
+              f"{t.requests:>9}{t.errors:>8}{t.input_tokens:>11}{t.output_tokens:>11}"
+              f"{t.cached_tokens:>11}")
+    if not totals:
+        print("(no requests recorded yet)")
+    return 0
+
+
+def _listen_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    command.add_argument("--port", type=int, help="port to listen on (default 8000)")
+    command.add_argument("--config", type=Path, help="TOML config file")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="b3os-infer", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the configured model (edge, node and "
                                 "engine in one process)")
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
-    serve.add_argument("--config", type=Path, help="TOML config file")
+    _listen_options(serve)
     serve.set_defaults(run=_serve)
+    node = commands.add_parser("node", help="serve the configured model to edges only "
+                               "(needs B3OS_INFER_NODE_SECRET)")
+    _listen_options(node)
+    node.set_defaults(run=_node)
+    edge = commands.add_parser("edge", help="authenticate, limit and route to nodes "
+                               "(needs B3OS_INFER_NODE_SECRET)")
+    _listen_options(edge)
+    edge.add_argument("--node", action="append", required=True, metavar="URL",
+                      help="a node's base URL, e.g. http://10.0.0.5:8001; repeatable")
+    edge.add_argument("--advertise-url", help="the URL nodes reach this edge at, for "
+                      "admitting requests (default http://HOST:PORT)")
+    edge.set_defaults(run=_edge)
+    _keys_parser(commands)
+    usage = commands.add_parser("usage", help="token totals per key and model")
+    usage.set_defaults(run=_usage)
+    return top
+
+
+def _keys_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     create = key_commands.add_parser("create", help="make a key; it is printed once, last")
     create.add_argument("--name", required=True)
     create.add_argument("--scope", action="append", choices=sorted(SCOPES),
                         help=f"repeatable; default: {' '.join(DEFAULT_SCOPES)}")
+    create.add_argument("--model", action="append", metavar="MODEL_ID",
+                        help="limit the key to this model; repeatable (default: all models)")
+    create.add_argument("--expires", metavar="WHEN",
+                        help="30d, 12h, 90m, 2w from now, or a date such as 2027-01-31")
     key_commands.add_parser("list", help="list keys (never the keys themselves)")
     revoke = key_commands.add_parser("revoke", help="revoke a key by its id or the key")
     revoke.add_argument("key", metavar="KEY_OR_ID")
     keys.set_defaults(run=_keys)
-    return top
 
 
 def main(argv: list[str] | None = None) -> int:

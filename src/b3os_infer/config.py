@@ -11,6 +11,8 @@ from typing import Any
 
 import platformdirs
 
+from .edge.limits import LimitsConfig
+from .edge.queue import QueueConfig
 from .node.models import DEFAULT_MODEL_ID, DEFAULT_MODEL_NAME
 
 
@@ -40,13 +42,30 @@ class ModelConfig:
 
 
 @dataclass
+class EdgeConfig:
+    max_body_bytes: int = 32 * 1024 * 1024
+    database_url: str | None = None   # default: SQLite under $B3OS_INFER_HOME
+    redis_url: str | None = None      # default: limits kept in this process
+
+
+@dataclass
 class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
+    edge: EdgeConfig = field(default_factory=EdgeConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    concurrency: QueueConfig = field(default_factory=QueueConfig)
 
 
-_SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig}
+_SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
+             "edge": EdgeConfig}
+# Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
+_PER_MODEL = {
+    "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,
+               "output_tokens_per_minute": 1},
+    "concurrency": {"running": 1, "waiting": 0},
+}
 
 
 def load_config(path: Path | None) -> Config:
@@ -58,10 +77,36 @@ def load_config(path: Path | None) -> Config:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     for name, table in data.items():
+        if name in _PER_MODEL and isinstance(table, dict):
+            default, models = _per_model(name, table, str(path))
+            kind = LimitsConfig if name == "limits" else QueueConfig
+            setattr(config, name, kind(default, models))
+            continue
         if name not in _SECTIONS or not isinstance(table, dict):
             raise ConfigError(f"{path}: unknown section [{name}]")
         _apply(getattr(config, name), table, f"{path} [{name}]")
+    if config.edge.max_body_bytes < 1:
+        raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
     return config
+
+
+def _per_model(name: str, tables: dict[str, Any], where: str
+               ) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    default: dict[str, int] = {}
+    models: dict[str, dict[str, int]] = {}
+    for model, table in tables.items():
+        label = f"{where} [{name}.{model if model == 'default' else repr(model)}]"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{label}: should be a table such as [{name}.default]")
+        for key, value in table.items():
+            minimum = _PER_MODEL[name].get(key)
+            if minimum is None:
+                known = ", ".join(_PER_MODEL[name])
+                raise ConfigError(f"{label}: unknown key {key!r}; known keys: {known}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ConfigError(f"{label}: {key} should be an integer >= {minimum}")
+        (default if model == "default" else models.setdefault(model, {})).update(table)
+    return default, models
 
 
 def _apply(section: Any, table: dict[str, Any], where: str) -> None:

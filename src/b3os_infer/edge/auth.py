@@ -7,7 +7,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import AuthenticationFailed, InferError, PermissionDenied
 from ..http.formats import BASE, error_response
-from .keys import KeyStore
+from .keys import KeyRecord, KeyStore
 
 
 def presented_key(headers: Headers) -> str | None:
@@ -46,7 +46,7 @@ class AuthMiddleware:
         scope.setdefault("state", {})["api_key"] = record
         await self.app(scope, receive, send)
 
-    def _authenticate(self, headers: Headers, path: str) -> object:
+    def _authenticate(self, headers: Headers, path: str) -> KeyRecord:
         key = presented_key(headers)
         if key is None:
             raise AuthenticationFailed("missing API key: send it as `Authorization: Bearer "
@@ -54,6 +54,9 @@ class AuthMiddleware:
         record = self.keys.verify(key)
         if record is None:
             raise AuthenticationFailed("invalid API key: it is unknown or has been revoked")
+        if record.expired():
+            raise AuthenticationFailed(f"this API key expired at {record.expires_at}",
+                                       code="expired_api_key")
         scope_name = required_scope(path)
         if not record.allows(scope_name):
             raise PermissionDenied(f"this key lacks the {scope_name!r} scope",

@@ -29,9 +29,11 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = ids.request_id()
+        state = scope.setdefault("state", {})
+        # A node keeps the id its edge gave the request (set by NodeGuard, outside us).
+        rid = state.get("request_id") or ids.request_id()
         began = time.perf_counter()
-        scope.setdefault("state", {})["request_id"] = rid
+        state["request_id"] = rid
         started = False
 
         async def send_with_headers(message: Message) -> None:

@@ -1,4 +1,8 @@
-"""API keys in SQLite: only a hash is stored, compared in constant time."""
+"""API keys: only a SHA-256 hash is stored, compared in constant time.
+
+A key may be limited to some models and may expire. Storage is the edge database
+(``db.py``): SQLite by default, Postgres by URL.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,16 @@ import hashlib
 import hmac
 import json
 import secrets
-import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy import Engine, func, select, update
+
 from .. import ids
+from .db import api_keys, open_database
 
 SCOPES = {
     "infer": "inference routes (messages, chat/completions, count_tokens)",
@@ -27,18 +31,6 @@ _PREFIX = "b3os_"
 _CACHE_SECONDS = 2.0
 _TOUCH_SECONDS = 60.0
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS api_keys (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    key_hash TEXT NOT NULL,
-    scopes TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    last_used_at TEXT,
-    revoked_at TEXT
-)
-"""
-
 
 @dataclass(frozen=True)
 class KeyRecord:
@@ -48,12 +40,20 @@ class KeyRecord:
     created_at: str
     last_used_at: str | None
     revoked_at: str | None
+    models: tuple[str, ...] | None = None
+    expires_at: str | None = None
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
 
+    def allows_model(self, model_id: str) -> bool:
+        return self.models is None or model_id in self.models
 
-def _now() -> str:
+    def expired(self, now: str | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or utc_now())
+
+
+def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -68,53 +68,54 @@ def _key_id(key: str) -> str | None:
     return parts[0] if len(parts) == 2 else None
 
 
+_COLUMNS = (api_keys.c.id, api_keys.c.name, api_keys.c.scopes, api_keys.c.created_at,
+            api_keys.c.last_used_at, api_keys.c.revoked_at, api_keys.c.models,
+            api_keys.c.expires_at)
+
+
 class KeyStore:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, database: Engine | Path | str) -> None:
+        if isinstance(database, Path):
+            database = f"sqlite:///{database}"
+        self.engine = open_database(database) if isinstance(database, str) else database
         self._cache: dict[str, tuple[float, KeyRecord]] = {}
         self._touched: dict[str, float] = {}
         self._lock = threading.Lock()
-        with self._connect() as db:
-            db.execute(_SCHEMA)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=10)
-        try:
-            with db:
-                yield db
-        finally:
-            db.close()
-
-    def create(self, name: str, scopes: tuple[str, ...] = DEFAULT_SCOPES) -> tuple[KeyRecord, str]:
+    def create(self, name: str, scopes: tuple[str, ...] = DEFAULT_SCOPES, *,
+               models: tuple[str, ...] | None = None,
+               expires_at: str | None = None) -> tuple[KeyRecord, str]:
         unknown = [s for s in scopes if s not in SCOPES]
         if unknown:
             raise ValueError(f"unknown scope {unknown[0]!r}; scopes are {', '.join(SCOPES)}")
         key_id = ids.ulid()[-12:]
         key = f"{_PREFIX}{key_id}_{secrets.token_urlsafe(32).replace('_', 'x')}"
-        record = KeyRecord(key_id, name, tuple(scopes), _now(), None, None)
-        with self._connect() as db:
-            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL, NULL)",
-                       (key_id, name, _hash(key), json.dumps(list(scopes)), record.created_at))
+        record = KeyRecord(key_id, name, tuple(scopes), utc_now(), None, None,
+                           tuple(models) if models else None, expires_at)
+        with self.engine.begin() as db:
+            db.execute(api_keys.insert().values(
+                id=key_id, name=name, key_hash=_hash(key), scopes=json.dumps(list(scopes)),
+                models=json.dumps(list(models)) if models else None,
+                created_at=record.created_at, expires_at=expires_at))
         return record, key
 
     def list(self) -> list[KeyRecord]:
-        with self._connect() as db:
-            rows = db.execute("SELECT id, name, scopes, created_at, last_used_at, revoked_at "
-                              "FROM api_keys ORDER BY created_at, id").fetchall()
-        return [_record(row) for row in rows]
+        with self.engine.connect() as db:
+            rows = db.execute(select(*_COLUMNS).order_by(api_keys.c.created_at,
+                                                         api_keys.c.id)).all()
+        return [_record(tuple(row)) for row in rows]
 
     def active_count(self) -> int:
-        with self._connect() as db:
-            (count,) = db.execute(
-                "SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").fetchone()
-        return int(count)
+        query = select(func.count()).select_from(api_keys).where(api_keys.c.revoked_at.is_(None))
+        with self.engine.connect() as db:
+            return int(db.execute(query).scalar_one())
 
     def revoke(self, key_or_id: str) -> KeyRecord:
         key_id = _key_id(key_or_id) or key_or_id
-        with self._connect() as db:
-            db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND "
-                       "revoked_at IS NULL", (_now(), key_id))
+        with self.engine.begin() as db:
+            db.execute(update(api_keys).where(api_keys.c.id == key_id,
+                                              api_keys.c.revoked_at.is_(None))
+                       .values(revoked_at=utc_now()))
         with self._lock:
             self._cache.clear()
         record = next((r for r in self.list() if r.id == key_id), None)
@@ -123,7 +124,10 @@ class KeyStore:
         return record
 
     def verify(self, key: str) -> KeyRecord | None:
-        """The key's record if it is known and not revoked; None otherwise."""
+        """The key's record if it is known and not revoked; None otherwise.
+
+        An expired key is returned (so the caller can say it expired); check ``expired()``.
+        """
         digest = _hash(key)
         now = time.monotonic()
         with self._lock:
@@ -137,24 +141,26 @@ class KeyStore:
                     self._cache[digest] = (now, record)
         if record is not None and now - self._touched.get(record.id, -1e9) > _TOUCH_SECONDS:
             self._touched[record.id] = now
-            with self._connect() as db:
-                db.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
-                           (_now(), record.id))
+            with self.engine.begin() as db:
+                db.execute(update(api_keys).where(api_keys.c.id == record.id)
+                           .values(last_used_at=utc_now()))
         return record
 
     def _lookup(self, key: str, digest: str) -> KeyRecord | None:
         key_id = _key_id(key)
         if key_id is None:
             return None
-        with self._connect() as db:
-            row = db.execute("SELECT id, name, scopes, created_at, last_used_at, revoked_at, "
-                             "key_hash FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        with self.engine.connect() as db:
+            row = db.execute(select(*_COLUMNS, api_keys.c.key_hash)
+                             .where(api_keys.c.id == key_id)).first()
         if row is None or row[5] is not None:
             return None
-        if not hmac.compare_digest(row[6], digest):
+        if not hmac.compare_digest(row[8], digest):
             return None
-        return _record(row[:6])
+        return _record(tuple(row[:8]))
 
 
 def _record(row: tuple) -> KeyRecord:  # type: ignore[type-arg]
-    return KeyRecord(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5])
+    models = tuple(json.loads(row[6])) if row[6] else None
+    return KeyRecord(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5],
+                     models, row[7])

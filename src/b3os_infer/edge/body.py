@@ -1,0 +1,69 @@
+"""Reading a request body under a size limit, then handing it on as if unread."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.datastructures import Headers
+from starlette.types import Message, Receive, Scope
+
+from ..errors import RequestTooLarge
+from ..http.formats import BASE
+
+
+class ClientGone(Exception):
+    """The client disconnected before its body arrived."""
+
+
+def too_large(limit: int) -> RequestTooLarge:
+    return RequestTooLarge(f"the request body exceeds the limit of {limit} bytes")
+
+
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The whole body; 413 as soon as it is known to exceed ``limit`` (from
+    Content-Length, or while reading), never holding more than ``limit`` bytes."""
+    length = Headers(scope=scope).get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that yields ``body`` once, then whatever the client sends (disconnect)."""
+    sent = False
+
+    async def receive_again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_again
+
+
+def requested_model(path: str, body: bytes) -> str | None:
+    """The model a request names: the body's ``model``, or the id in ``.../models/{id}``."""
+    for prefix in (BASE + "/models/", BASE + "/v1/models/"):
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return path[len(prefix):]
+    if not body:
+        return None
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) else None

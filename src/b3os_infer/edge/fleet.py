@@ -1,0 +1,62 @@
+"""What an edge and its nodes say to each other: header names and the shared secret."""
+
+from __future__ import annotations
+
+import hmac
+import os
+
+from ..errors import (
+    InferError,
+    InvalidRequest,
+    Overloaded,
+    PermissionDenied,
+    RateLimited,
+    RequestTooLarge,
+)
+
+SECRET_ENV = "B3OS_INFER_NODE_SECRET"
+SECRET_HEADER = "x-b3os-node-secret"
+REQUEST_ID_HEADER = "x-b3os-request-id"
+ACCOUNTING_HEADER = "x-b3os-accounting"
+CALLBACK_PREFIX = "/_b3os/accounting/"
+
+
+class MissingSecret(RuntimeError):
+    pass
+
+
+def node_secret() -> str:
+    secret = os.environ.get(SECRET_ENV, "").strip()
+    if len(secret) < 16:
+        raise MissingSecret(f"set {SECRET_ENV} to the same secret (16 characters or more) for "
+                            "the edge and its nodes, e.g. `export "
+                            f"{SECRET_ENV}=$(openssl rand -hex 32)`")
+    return secret
+
+
+def secret_matches(presented: str | None, secret: str) -> bool:
+    return hmac.compare_digest((presented or "").encode(), secret.encode())
+
+
+def error_to_wire(error: InferError) -> dict[str, object]:
+    return {"status": error.status, "code": error.code, "message": error.message,
+            "param": error.param, "retry_after": error.retry_after,
+            "retryable": error.retryable}
+
+
+_CLASSES: dict[int, type[InferError]] = {
+    400: InvalidRequest, 403: PermissionDenied, 413: RequestTooLarge, 429: RateLimited,
+    529: Overloaded}
+
+
+def error_from_wire(data: dict[str, object]) -> InferError:
+    status = int(str(data.get("status", 500)))
+    kind = _CLASSES.get(status, InferError)
+    retry_after = data.get("retry_after")
+    error = kind(str(data.get("message", "the edge refused this request")),
+                 code=str(data["code"]) if data.get("code") else None,
+                 param=str(data["param"]) if data.get("param") else None,
+                 retry_after=float(str(retry_after)) if retry_after is not None else None)
+    error.status = status
+    error.retryable = bool(data.get("retryable", error.retryable))
+    return error

@@ -1,0 +1,121 @@
+"""The edge's per-request work after authentication (pure ASGI).
+
+Reads the body under the size limit, refuses models the key may not use, puts an
+``EdgeAccounting`` where the routes find it, adds the rate-limit headers to the response
+start, and writes the request's row to the usage ledger when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import InferError
+from ..http.accounting import ACCOUNTING_KEY
+from ..http.formats import BASE, api_for_path, error_response
+from .accounting import EdgeAccounting, model_not_allowed
+from .body import ClientGone, read_body, replay, requested_model
+from .keys import KeyRecord
+from .ratelimit_headers import ratelimit_headers
+from .state import EdgeState
+from .usage import UsageRow
+
+log = logging.getLogger(__name__)
+
+
+class EdgeMiddleware:
+    def __init__(self, app: ASGIApp, edge: EdgeState) -> None:
+        self.app = app
+        self.edge = edge
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = scope.get("state", {})
+        key: KeyRecord | None = state.get("api_key")
+        if scope["type"] != "http" or key is None or not scope["path"].startswith(BASE):
+            await self.app(scope, receive, send)
+            return
+        request = EdgeRequest(self.edge, scope, key)
+        try:
+            body = await read_body(scope, receive, self.edge.max_body_bytes)
+        except ClientGone:
+            return
+        except InferError as error:
+            await request.refuse(error, receive, send)
+            return
+        request.model = requested_model(scope["path"], body)
+        if request.model is not None and not key.allows_model(request.model):
+            await request.refuse(model_not_allowed(request.model), receive, send)
+            return
+        await request.run(self.app, replay(body, receive), send)
+
+
+class EdgeRequest:
+    def __init__(self, edge: EdgeState, scope: Scope, key: KeyRecord) -> None:
+        self.edge = edge
+        self.scope = scope
+        self.key = key
+        self.model: str | None = None
+        self.status = 0
+        self.began = time.perf_counter()
+        self.accounting = EdgeAccounting(edge, key)
+
+    async def refuse(self, error: InferError, receive: Receive, send: Send) -> None:
+        response = error_response(self.scope["path"], error, self.scope["state"]["request_id"])
+        try:
+            await response(self.scope, receive, self._sending(send))
+        finally:
+            await self._record()
+
+    async def run(self, app: ASGIApp, receive: Receive, send: Send) -> None:
+        self.scope["state"][ACCOUNTING_KEY] = self.accounting
+        try:
+            await app(self.scope, receive, self._sending(send))
+        finally:
+            await self.accounting.finish()
+            await self._record()
+
+    def _sending(self, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.status = message["status"]
+                await self._add_ratelimit_headers(message)
+            await send(message)
+
+        return sending
+
+    async def _add_ratelimit_headers(self, message: Message) -> None:
+        snap = self.accounting.snapshot
+        model = self.accounting.model or self.model
+        if snap is None and model is not None:
+            try:
+                snap = await self.edge.limiter.peek(self.key.id, model,
+                                                    self.edge.limits.for_model(model))
+            except InferError:
+                return
+        if snap is not None:
+            headers = MutableHeaders(scope=message)
+            for name, value in ratelimit_headers(api_for_path(self.scope["path"]),
+                                                 snap).items():
+                headers[name] = value
+
+    async def _record(self) -> None:
+        usage = self.accounting.usage
+        row = UsageRow(
+            request_id=self.scope["state"]["request_id"], key_id=self.key.id,
+            model=self.accounting.model or self.model or "", route=self._route(),
+            status=self.status or 499,
+            input_tokens=usage.input_tokens if usage else self.accounting.input_tokens,
+            output_tokens=usage.output_tokens if usage else 0,
+            cached_tokens=usage.cached_tokens if usage else 0,
+            latency_ms=round((time.perf_counter() - self.began) * 1000, 3))
+        try:
+            await asyncio.to_thread(self.edge.ledger.record, row)
+        except Exception:  # noqa: BLE001 - a ledger outage must not fail the request
+            log.exception("could not write the usage row of %s", row.request_id)
+
+    def _route(self) -> str:
+        return f"{self.scope.get('method', '')} {self.scope['path'][len(BASE):] or '/'}"

@@ -1,0 +1,27 @@
+"""What the edge holds for its whole life: keys, the ledger, limits and queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .keys import KeyStore
+from .limits import Limiter, LimitsConfig, MemoryLimiter
+from .queue import QueueConfig, Queues
+from .usage import UsageLedger
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+@dataclass
+class EdgeState:
+    keys: KeyStore
+    ledger: UsageLedger
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    limiter: Limiter = field(default_factory=MemoryLimiter)
+    queues: Queues = field(default_factory=lambda: Queues(QueueConfig()))
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    settle_grace_seconds: float = 5.0
+
+    @classmethod
+    def for_keys(cls, keys: KeyStore, **options: object) -> EdgeState:
+        return cls(keys=keys, ledger=UsageLedger(keys.engine), **options)  # type: ignore[arg-type]
