@@ -26,6 +26,13 @@ from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END
 _HEADER = re.compile(r'\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
 
 
+def _held(buffer: str, tag: str) -> int:
+    """What to hold back: a possible start of ``tag`` and the whitespace before it."""
+    partial = _partial_suffix(buffer, tag)
+    rest = buffer[: len(buffer) - partial]
+    return partial + len(rest) - len(rest.rstrip())
+
+
 def _partial_suffix(buffer: str, tag: str) -> int:
     """Length of the longest end of ``buffer`` that could begin ``tag``."""
     for size in range(min(len(tag) - 1, len(buffer)), 0, -1):
@@ -102,8 +109,12 @@ class ReplyParser:
     # ---- states ----------------------------------------------------------------
 
     def _on_thinking(self, final: bool) -> list[ChatEvent]:
-        if not self._thinking and self._buffer.lstrip().startswith("<think>"):
-            self._buffer = self._buffer.lstrip()[len("<think>"):]
+        if not self._thinking:
+            head = self._buffer.lstrip()
+            if head.startswith("<think>"):
+                self._buffer = head[len("<think>"):]
+            elif "<think>".startswith(head) and not final:
+                return []
         end = self._buffer.find(THINK_END)
         if end >= 0:
             events = self._think_text(self._buffer[:end].rstrip())
@@ -114,9 +125,7 @@ class ReplyParser:
         if final:
             events = self._think_text(self._buffer.rstrip())
             return events + [self._close_thinking()]
-        hold = max(_partial_suffix(self._buffer, THINK_END),
-                   len(self._buffer) - len(self._buffer.rstrip()))
-        return self._think_text(self._take(len(self._buffer) - hold))
+        return self._think_text(self._take(len(self._buffer) - _held(self._buffer, THINK_END)))
 
     def _think_text(self, text: str) -> list[ChatEvent]:
         if not self._thinking:
@@ -146,9 +155,7 @@ class ReplyParser:
         if final:
             text = self._take(len(self._buffer))
             return [TextDelta(text)] if text and self.calls == 0 else []
-        hold = _partial_suffix(self._buffer, CALL_OPEN) if self._tools else 0
-        if self._tools and hold == 0:
-            hold = len(self._buffer) - len(self._buffer.rstrip())
+        hold = _held(self._buffer, CALL_OPEN) if self._tools else 0
         text = self._take(len(self._buffer) - hold)
         return [TextDelta(text)] if text and self.calls == 0 else []
 

@@ -1,0 +1,154 @@
+"""The Anthropic field policy: the docs match the table, and the table is what decoding does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from b3os_infer.anthropic import policy
+from b3os_infer.anthropic.decode import decode_count_tokens_request, decode_messages_request
+from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart
+from b3os_infer.errors import InvalidRequest, UnsupportedParameter
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "anthropic.md"
+USER = {"role": "user", "content": "Hi"}
+TOOL = {"name": "Read", "description": "read a file",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+
+
+def base(**changes):
+    return {"model": "m", "max_tokens": 4096, "messages": [USER], **changes}
+
+
+def test_docs_are_rendered_from_the_table():
+    text = DOC.read_text()
+    rendered = re.search(r"<!-- policy:begin -->\n(.*)<!-- policy:end -->", text, re.S)
+    assert rendered, "docs/anthropic.md lost its policy markers"
+    assert rendered.group(1).strip() == policy.render_markdown().strip(), \
+        "run: python -m b3os_infer.anthropic.policy, and paste it between the markers"
+
+
+@pytest.mark.parametrize("table", [policy.MESSAGES_FIELDS, policy.COUNT_TOKENS_FIELDS,
+                                   policy.CONTENT_BLOCKS, policy.TOOL_FIELDS,
+                                   policy.TOOL_TYPES])
+def test_each_name_is_in_exactly_one_list(table):
+    names = [r.name for r in table]
+    assert len(names) == len(set(names))
+    assert all(r.status in ("supported", "ignored", "refused") for r in table)
+
+
+def test_what_claude_code_sends_is_accepted():
+    body = base(
+        max_tokens=8000, stream=True,
+        system=[{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1; cch=abc;"},
+                {"type": "text", "text": "You are Claude Code.",
+                 "cache_control": {"type": "ephemeral"}}],
+        tools=[{**TOOL, "defer_loading": True, "eager_input_streaming": True, "strict": True,
+                "cache_control": {"type": "ephemeral"}}],
+        thinking={"type": "adaptive", "display": "omitted"},
+        output_config={"effort": "high"},
+        context_management={"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        metadata={"user_id": '{"device_id": "d"}'},
+        messages=[{"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>r</system-reminder>"},
+            {"type": "text", "text": "Name one river.", "cache_control": {"type": "ephemeral"}}]}])
+    request, stream = decode_messages_request(body)
+    assert stream and request.system == "You are Claude Code."
+    assert request.thinking is not None and request.thinking.display == "omitted"
+    assert request.thinking.budget_tokens == 2048
+    assert [t.name for t in request.tools] == ["Read"]
+
+
+@pytest.mark.parametrize("field,value", [
+    ("service_tier", "auto"), ("inference_geo", "us"), ("speed", "fast"),
+    ("cache_control", {"type": "ephemeral"}), ("diagnostics", {"previous_message_id": "m"}),
+    ("fallback_credit_token", "t")])
+def test_infrastructure_fields_are_accepted_and_ignored(field, value):
+    decode_messages_request(base(**{field: value}))
+
+
+@pytest.mark.parametrize("field,value", [
+    ("container", "c"), ("mcp_servers", [{"type": "url", "name": "x", "url": "u"}]),
+    ("fallbacks", [{"model": "other"}]), ("frobnicate", 1)])
+def test_refused_and_unknown_fields_name_themselves(field, value):
+    with pytest.raises(UnsupportedParameter) as info:
+        decode_messages_request(base(**{field: value}))
+    assert info.value.param == field and info.value.code == "unsupported_parameter"
+
+
+@pytest.mark.parametrize("tool_type", ["web_search_20250305", "web_fetch_20250910",
+                                       "code_execution_20250825", "bash_20250124",
+                                       "tool_search_tool_regex_20251119", "nonsense"])
+def test_server_and_anthropic_defined_tools_are_refused_by_path(tool_type):
+    with pytest.raises(UnsupportedParameter) as info:
+        decode_messages_request(base(tools=[TOOL, {"type": tool_type, "name": "x"}]))
+    assert info.value.param == "tools[1]"
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "image", "source": {"type": "url", "url": "u"}},
+    {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "d"}},
+    {"type": "search_result", "source": "s", "title": "t", "content": []},
+    {"type": "text", "text": "cited", "citations": [{"type": "char_location"}]}])
+def test_input_kinds_the_model_cannot_use_are_refused_by_path(block):
+    with pytest.raises(UnsupportedParameter) as info:
+        decode_messages_request(base(messages=[{"role": "user", "content": [
+            {"type": "text", "text": "look"}, block]}]))
+    assert info.value.param.startswith("messages[0].content[1]")
+
+
+def conversation(result_first=True, result_id="toolu_1"):
+    result = {"type": "tool_result", "tool_use_id": result_id,
+              "content": [{"type": "text", "text": "42"}], "is_error": False}
+    text = {"type": "text", "text": "thanks"}
+    return [USER,
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "hm", "signature": "s"},
+                {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"path": "a"}}]},
+            {"role": "user", "content": [result, text] if result_first else [text, result]}]
+
+
+def test_a_tool_round_trip_decodes():
+    request, _ = decode_messages_request(base(tools=[TOOL], messages=conversation()))
+    assistant, answer = request.messages[1], request.messages[2]
+    assert isinstance(assistant.parts[0], ThinkingPart)
+    assert isinstance(assistant.parts[1], ToolCallPart) and assistant.parts[1].input == {"path": "a"}
+    assert answer.parts[0] == ToolResultPart("toolu_1", "42", False)
+
+
+@pytest.mark.parametrize("messages,param", [
+    (conversation(result_id="toolu_9"), "messages[2].content[0]"),
+    (conversation(result_first=False), "messages[2].content[1]"),
+    (conversation()[:2] + [USER], "messages[1]")])
+def test_tool_use_and_tool_result_must_pair(messages, param):
+    with pytest.raises(InvalidRequest) as info:
+        decode_messages_request(base(tools=[TOOL], messages=messages))
+    assert info.value.param == param
+
+
+@pytest.mark.parametrize("changes,param", [
+    ({"thinking": {"type": "enabled", "budget_tokens": 512}}, "thinking.budget_tokens"),
+    ({"thinking": {"type": "enabled", "budget_tokens": 5000}}, "thinking.budget_tokens"),
+    ({"thinking": {"type": "enabled", "budget_tokens": 1024}, "tools": [TOOL],
+      "tool_choice": {"type": "any"}}, "thinking"),
+    ({"thinking": {"type": "adaptive"}, "temperature": 0.5}, "temperature"),
+    ({"tool_choice": {"type": "tool", "name": "Nope"}, "tools": [TOOL]}, "tool_choice.name"),
+    ({"tool_choice": {"type": "any"}}, "tool_choice"),
+    ({"tools": [TOOL, TOOL]}, "tools[1].name"),
+    ({"tools": [{**TOOL, "name": "bad name"}]}, "tools[0].name"),
+    ({"output_config": {"effort": "extreme"}}, "output_config.effort")])
+def test_validation_like_the_real_api(changes, param):
+    with pytest.raises(InvalidRequest) as info:
+        decode_messages_request(base(**changes))
+    assert info.value.param == param
+
+
+def test_count_tokens_takes_the_prompt_fields_only():
+    request = decode_count_tokens_request({"model": "m", "messages": [USER], "tools": [TOOL],
+                                           "thinking": {"type": "enabled",
+                                                        "budget_tokens": 2000}})
+    assert request.tools and request.thinking is not None
+    with pytest.raises(UnsupportedParameter):
+        decode_count_tokens_request({"model": "m", "messages": [USER], "stream": True})

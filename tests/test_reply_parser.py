@@ -1,0 +1,98 @@
+"""The reply parser, fed whole and in every chunk size: the joined events must agree."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from b3os_infer.core import (
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from b3os_infer.node.reply import ReplyParser
+
+
+def run(text: str, size: int, **options):
+    parser = ReplyParser(sign=lambda t: f"sig:{t}", **options)
+    events = []
+    for start in range(0, len(text), size):
+        events += parser.feed(text[start:start + size])
+    events += parser.finish()
+    return events, parser
+
+
+def summary(events):
+    """Joined channels: what a client folds the stream into."""
+    out = []
+    for event in events:
+        if isinstance(event, TextDelta):
+            if out and out[-1][0] == "text":
+                out[-1] = ("text", out[-1][1] + event.text)
+            else:
+                out.append(("text", event.text))
+        elif isinstance(event, ThinkingDelta):
+            if out and out[-1][0] == "thinking":
+                out[-1] = ("thinking", out[-1][1] + event.text)
+            else:
+                out.append(("thinking", event.text))
+        elif isinstance(event, ThinkingEnd):
+            out.append(("signature", event.signature))
+        elif isinstance(event, ToolCallStart):
+            out.append(("call", event.name, ""))
+        elif isinstance(event, ToolCallDelta):
+            kind, name, args = out[-1]
+            out[-1] = (kind, name, args + event.partial_json)
+        elif isinstance(event, ToolCallEnd):
+            kind, name, args = out[-1]
+            assert json.loads(args) == event.input
+            out[-1] = (kind, name, event.input)
+    return out
+
+
+REPLY = ("Let me think.\nIt is sunny.\n</think>\n\nI will check."
+         '\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris {x}", "n": [1, {"a": "}"}]}}'
+         '\n</tool_call>\n<tool_call>\n{"name": "noop", "arguments": {}}\n</tool_call>')
+EXPECTED = [("thinking", "Let me think.\nIt is sunny."),
+            ("signature", "sig:Let me think.\nIt is sunny."),
+            ("text", "I will check."),
+            ("call", "get_weather", {"city": "Paris {x}", "n": [1, {"a": "}"}]}),
+            ("call", "noop", {})]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 13, 1000])
+def test_whole_and_chunked_agree(size):
+    events, parser = run(REPLY, size, thinking=True, tools=True)
+    assert summary(events) == EXPECTED
+    assert parser.calls == 2
+
+
+def test_text_only_keeps_whitespace_and_tags_when_tools_are_off():
+    text = "Use <tool_call> tags.\n"
+    events, _ = run(text, 3, thinking=False, tools=False)
+    assert summary(events) == [("text", text)]
+
+
+def test_unclosed_thinking_is_closed_with_a_signature():
+    events, _ = run("still thinking", 4, thinking=True, tools=False)
+    assert summary(events) == [("thinking", "still thinking"), ("signature", "sig:still thinking")]
+
+
+def test_model_that_opens_its_own_think_tag():
+    events, _ = run("<think>\nhm\n</think>\nHi", 2, thinking=True, tools=False)
+    assert summary(events) == [("thinking", "hm"), ("signature", "sig:hm"), ("text", "Hi")]
+
+
+def test_omitted_thinking_still_signs_the_hidden_text():
+    events, _ = run("secret\n</think>\nanswer", 3, thinking=True, tools=False,
+                    show_thinking=False)
+    assert summary(events) == [("signature", "sig:secret"), ("text", "answer")]
+
+
+def test_a_tag_prefix_that_is_not_a_tag_is_released():
+    events, _ = run("a <tool_cal b", 1, thinking=False, tools=True)
+    assert summary(events) == [("text", "a <tool_cal b")]
