@@ -41,8 +41,10 @@ async def healthz(request: Request) -> Response:
     models = {m.card.id: {"healthy": m.engine.healthy(), **m.engine.load()}
               for m in registry.all()}
     ok = all(state["healthy"] for state in models.values())
-    return JSONResponse({"status": "ok" if ok else "unhealthy", "models": models},
-                        status_code=200 if ok else 503)
+    body: dict[str, object] = {"status": "ok" if ok else "unhealthy", "models": models}
+    if (edge := getattr(request.app.state, "edge", None)) is not None:
+        body["queues"] = edge.queues.load()
+    return JSONResponse(body, status_code=200 if ok else 503)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -85,6 +87,7 @@ def create_app(registry: ModelRegistry, keys: KeyStore,
     edge = edge or EdgeState.for_keys(keys)
     app = _node_app(registry, edge)
     app.state.keys = keys
+    app.state.edge = edge
     return _edge_layers(app, edge)
 
 
