@@ -1,0 +1,140 @@
+"""A fleet on loopback: two nodes, two edges sharing one Redis, driven with the SDKs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from conftest import cli, free_port, stop
+from edge_support import redis_server
+
+MODEL = "b3os/smollm2-135m-instruct"
+SECRET = "fleet-test-secret-0123456789abcdef"
+HI = [{"role": "user", "content": "Reply with one word: yes"}]
+
+
+@dataclass
+class Fleet:
+    home: Path
+    edges: list[str]
+    nodes: list[str]
+    processes: dict[str, subprocess.Popen[str]]
+
+    def key(self) -> str:
+        return cli(self.home, "keys", "create", "--name", "fleet").stdout.strip().splitlines()[-1]
+
+
+def _start(home: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "B3OS_INFER_HOME": str(home), "PYTHONUNBUFFERED": "1",
+           "B3OS_INFER_NODE_SECRET": SECRET}
+    return subprocess.Popen([sys.executable, "-m", "b3os_infer.cli", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_edge(root: str, process: subprocess.Popen[str], nodes_up: int) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the edge exited:\n{process.stdout.read()}")  # type: ignore
+        try:
+            nodes = httpx.get(root + "/healthz", timeout=2).json()["nodes"]
+            if sum(n["up"] for n in nodes.values()) == nodes_up:
+                return
+        except (httpx.HTTPError, KeyError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the edge at {root} never saw {nodes_up} nodes up")
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    home = tmp_path_factory.mktemp("fleet")
+    processes: dict[str, subprocess.Popen[str]] = {}
+    with redis_server() as redis_url:
+        (home / "node.toml").write_text("[engine]\nparallel = 2\n")
+        (home / "edge.toml").write_text(
+            f'[edge]\nredis_url = "{redis_url}"\n'
+            "[limits.default]\nrequests_per_minute = 3\n")
+        nodes = [f"http://127.0.0.1:{free_port()}" for _ in range(2)]
+        edges = [f"http://127.0.0.1:{free_port()}" for _ in range(2)]
+        try:
+            for url in nodes:
+                processes[url] = _start(home, "node", "--port", url.rsplit(":", 1)[1],
+                                        "--config", str(home / "node.toml"))
+            node_args = [arg for url in nodes for arg in ("--node", url)]
+            for url in edges:
+                processes[url] = _start(home, "edge", "--port", url.rsplit(":", 1)[1],
+                                        "--config", str(home / "edge.toml"), *node_args)
+            for url in edges:
+                _wait_edge(url, processes[url], nodes_up=2)
+            yield Fleet(home, edges, nodes, processes)
+        finally:
+            for process in processes.values():
+                stop(process)
+
+
+def test_a_node_answers_only_its_edges(fleet):
+    response = httpx.post(fleet.nodes[0] + "/v1/infer/v1/messages", headers={
+        "x-api-key": fleet.key()}, json={"model": MODEL, "max_tokens": 3, "messages": HI})
+    assert response.status_code == 401
+    assert response.json()["b3os"]["code"] == "not_from_edge"
+
+
+def test_both_apis_stream_through_the_edge(fleet):
+    key = fleet.key()
+    base = fleet.edges[0] + "/v1/infer"
+    with anthropic.Anthropic(api_key=key, base_url=base, max_retries=0) as client:
+        assert [m.id for m in client.models.list().data] == [MODEL]
+        with client.messages.stream(model=MODEL, max_tokens=5, messages=HI) as stream:
+            assert stream.response.headers["anthropic-ratelimit-requests-remaining"] == "2"
+            message = stream.get_final_message()
+        assert message.usage.output_tokens > 0
+        assert stream.response.headers["server-timing"].startswith("node;dur=")
+    with openai.OpenAI(api_key=key, base_url=base, max_retries=0) as client:
+        chunks = list(client.chat.completions.create(
+            model=MODEL, max_tokens=5, messages=HI, stream=True,
+            stream_options={"include_usage": True}))
+        assert chunks[-1].usage.completion_tokens > 0
+        with pytest.raises(openai.NotFoundError) as missing:
+            client.chat.completions.create(model="nobody/model", max_tokens=5, messages=HI)
+        assert missing.value.code == "model_not_available"
+
+
+def test_two_edges_share_one_budget_in_redis(fleet):
+    key = fleet.key()
+    clients = [anthropic.Anthropic(api_key=key, base_url=edge + "/v1/infer", max_retries=0)
+               for edge in fleet.edges]
+    try:
+        for client in (clients[0], clients[1], clients[0]):
+            client.messages.create(model=MODEL, max_tokens=3, messages=HI)
+        with pytest.raises(anthropic.RateLimitError) as refused:
+            clients[1].messages.create(model=MODEL, max_tokens=3, messages=HI)
+        assert int(refused.value.response.headers["retry-after"]) >= 1
+    finally:
+        for client in clients:
+            client.close()
+    printed = cli(fleet.home, "usage").stdout
+    line = next(li for li in printed.splitlines() if key.split("_")[1] in li)
+    assert line.split()[3:5] == ["4", "1"]   # 4 requests, 1 refused
+
+
+def test_keeps_serving_when_a_node_stops(fleet):
+    stop(fleet.processes[fleet.nodes[0]])
+    for _ in range(2):
+        with anthropic.Anthropic(api_key=fleet.key(), base_url=fleet.edges[0] + "/v1/infer",
+                                 max_retries=0) as client:
+            for _ in range(2):
+                reply = client.messages.create(model=MODEL, max_tokens=3, messages=HI)
+                assert reply.usage.output_tokens > 0
+    health = httpx.get(fleet.edges[0] + "/healthz").json()["nodes"]
+    assert health[fleet.nodes[0]]["up"] is False and health[fleet.nodes[1]]["up"] is True
