@@ -28,6 +28,7 @@ def test_chat_completion(client):
 
 def test_stream_matches_non_stream(client):
     kwargs = dict(model=MODEL, messages=PROMPT, max_completion_tokens=40, temperature=0)
+    client.chat.completions.create(**kwargs)  # both compared calls then reuse the cached prompt
     whole = client.chat.completions.create(**kwargs)
     chunks = list(client.chat.completions.create(
         stream=True, stream_options={"include_usage": True}, **kwargs))

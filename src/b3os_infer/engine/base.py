@@ -55,6 +55,14 @@ class TokenEvent:
 
 
 @dataclass(frozen=True)
+class Admitted:
+    """The request has a sequence slot; ``cached_tokens`` of its prompt are reused KV."""
+
+    prompt_tokens: int
+    cached_tokens: int
+
+
+@dataclass(frozen=True)
 class GenerationDone:
     reason: FinishReason
     prompt_tokens: int
@@ -62,7 +70,7 @@ class GenerationDone:
     generated_tokens: int
 
 
-EngineEvent = TokenEvent | GenerationDone
+EngineEvent = Admitted | TokenEvent | GenerationDone
 
 
 @dataclass(frozen=True)

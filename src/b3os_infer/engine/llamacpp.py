@@ -3,8 +3,10 @@
 One scheduler thread owns the llama context. Each step it admits waiting requests into
 free sequence slots, builds one ``llama_batch`` holding the next token of every decoding
 sequence plus a chunk of pending prompt tokens, decodes it, and samples each sequence
-from its own sampler chain. Finished and cancelled sequences give their KV cells back
-with ``llama_memory_seq_rm``. The event loop only ever waits on queues.
+from its own sampler chain. A finished or cancelled sequence leaves its KV in its slot: the next
+request is seated in the free slot that shares the longest prefix with its prompt, and
+only the rest is dropped (``llama_memory_seq_rm``) and computed. The event loop only
+ever waits on queues.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import ctypes
 import logging
 import queue
 import threading
+import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +26,7 @@ import llama_cpp as ll
 
 from ..errors import InternalError, InvalidRequest
 from .base import (
+    Admitted,
     EngineEvent,
     EngineInfo,
     GenerationDone,
@@ -35,6 +39,7 @@ from .base import (
 log = logging.getLogger(__name__)
 
 _GGML_LOG_ERROR = 4
+_KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
 
 
 @ll.llama_log_callback
@@ -50,6 +55,9 @@ class LlamaCppSettings:
     parallel: int = 8
     batch_tokens: int = 512
     context_window: int | None = None
+    kv_type: str = "f16"
+    # shorter shared prefixes (a chat template's first tokens) are recomputed, not reported
+    min_prefix_reuse: int = 64
 
 
 @dataclass(eq=False)
@@ -63,13 +71,37 @@ class _Sequence:
     position: int = 0
     feed: list[int] = field(default_factory=list)
     generated: int = 0
+    cached: int = 0
     reasoning: _ReasoningState | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def __post_init__(self) -> None:
-        self.feed = list(self.request.prompt)
         if self.request.reasoning is not None:
             self.reasoning = _ReasoningState(self.request.reasoning)
+
+
+@dataclass(eq=False)
+class _Slot:
+    """A sequence id with its own KV stream, and the tokens that stream holds."""
+
+    index: int
+    tokens: list[int] = field(default_factory=list)
+    busy: bool = False
+    last_used: float = 0.0
+
+    def common_prefix(self, prompt: list[int]) -> int:
+        count = 0
+        for mine, theirs in zip(self.tokens, prompt, strict=False):
+            if mine != theirs:
+                break
+            count += 1
+        return count
+
+
+def _pick_slot(slots: list[_Slot], prompt: list[int]) -> _Slot:
+    """The free slot sharing the longest prefix; among equals, the least recently used."""
+    free = [slot for slot in slots if not slot.busy]
+    return max(free, key=lambda slot: (slot.common_prefix(prompt), -slot.last_used))
 
 
 class _ReasoningState:
@@ -131,7 +163,8 @@ class LlamaCppEngine:
         self._vocab = ll.llama_model_get_vocab(self._model)
         trained = ll.llama_model_n_ctx_train(self._model)
         window = settings.context_window or trained
-        self._ctx = self._new_context(window)
+        self.trained_window = trained
+        self._ctx = self._new_context(window, trained)
         self._memory = ll.llama_get_memory(self._ctx)
         self.info = EngineInfo(
             context_window=window,
@@ -142,14 +175,14 @@ class LlamaCppEngine:
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
         self._waiting: list[_Sequence] = []
         self._active: list[_Sequence] = []
-        self._free_ids = list(range(settings.parallel))
+        self._slots = [_Slot(i) for i in range(settings.parallel)]
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._outbox = _Outbox()
         self._last_text = ""
 
-    def _new_context(self, window: int) -> Any:
+    def _new_context(self, window: int, trained: int) -> Any:
         """One KV stream per sequence slot, each holding a whole context window.
 
         Separate streams keep each sequence's attention to its own cells, which
@@ -163,6 +196,15 @@ class LlamaCppEngine:
         params.n_threads = self.settings.n_threads
         params.n_threads_batch = self.settings.n_threads
         params.kv_unified = False
+        if window > trained:  # stretch the rotary positions with YaRN
+            params.rope_scaling_type = ll.LLAMA_ROPE_SCALING_TYPE_YARN
+            params.rope_freq_scale = trained / window
+            params.yarn_orig_ctx = trained
+        if self.settings.kv_type not in _KV_TYPES:
+            raise ValueError(f"kv_type must be one of {', '.join(_KV_TYPES)}")
+        params.type_k = params.type_v = _KV_TYPES[self.settings.kv_type]
+        if self.settings.kv_type != "f16":  # a quantized V cache needs flash attention
+            params.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED
         params.no_perf = True
         ctx = ll.llama_init_from_model(self._model, params)
         if not ctx:
@@ -277,7 +319,7 @@ class LlamaCppEngine:
                 log.exception("decode step failed")
                 for sequence in list(self._active):
                     self._outbox.put(sequence, InternalError(f"the engine failed: {exc}"))
-                    self._release(sequence)
+                    self._release(sequence, keep_kv=False)
             self._outbox.flush()
         for sequence in self._active + self._waiting:
             self._outbox.put(sequence, InternalError("the engine is shutting down"))
@@ -303,22 +345,44 @@ class LlamaCppEngine:
             self._release(sequence)
 
     def _admit(self) -> None:
-        while self._waiting and self._free_ids:
+        while self._waiting and any(not slot.busy for slot in self._slots):
             candidate = self._waiting.pop(0)
             try:
                 candidate.sampler = _sampler_chain(self._vocab, candidate.request)
             except ValueError as exc:
                 self._outbox.put(candidate, InvalidRequest(str(exc)))
                 continue
-            candidate.seq_id = self._free_ids.pop(0)
+            self._seat(candidate, _pick_slot(self._slots, candidate.request.prompt))
             self._active.append(candidate)
 
-    def _release(self, sequence: _Sequence) -> None:
+    def _seat(self, sequence: _Sequence, slot: _Slot) -> None:
+        """Put the sequence in the slot, keeping the KV of the prefix they share."""
+        prompt = sequence.request.prompt
+        reuse = min(slot.common_prefix(prompt), len(prompt) - 1)
+        if reuse < self.settings.min_prefix_reuse:
+            reuse = 0
+        if not ll.llama_memory_seq_rm(self._memory, slot.index, reuse, -1):
+            ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
+            reuse = 0
+        slot.busy = True
+        del slot.tokens[reuse:]
+        sequence.seq_id = slot.index
+        sequence.position = reuse
+        sequence.cached = reuse
+        sequence.feed = list(prompt[reuse:])
+        self._outbox.put(sequence, Admitted(len(prompt), reuse))
+
+    def _release(self, sequence: _Sequence, *, keep_kv: bool = True) -> None:
+        """Free the slot; its KV stays for the next request that shares the prefix."""
         if sequence in self._active:
             self._active.remove(sequence)
         if sequence.seq_id >= 0:
-            ll.llama_memory_seq_rm(self._memory, sequence.seq_id, -1, -1)
-            self._free_ids.append(sequence.seq_id)
+            slot = self._slots[sequence.seq_id]
+            if not keep_kv:
+                ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
+                slot.tokens.clear()
+            slot.busy = False
+            slot.last_used = time.monotonic()
             sequence.seq_id = -1
         if sequence.sampler is not None:
             ll.llama_sampler_free(sequence.sampler)
@@ -358,6 +422,7 @@ class LlamaCppEngine:
             batch.seq_id[n][0] = sequence.seq_id
             batch.logits[n] = offset == count - 1 and count == len(sequence.feed)
             n += 1
+        self._slots[sequence.seq_id].tokens.extend(sequence.feed[:count])
         del sequence.feed[:count]
         sequence.position += count
         return n
@@ -410,7 +475,7 @@ class LlamaCppEngine:
         self._outbox.put(sequence, GenerationDone(
             reason="eog" if reason == "eog" else "length",
             prompt_tokens=len(sequence.request.prompt),
-            cached_tokens=0,
+            cached_tokens=sequence.cached,
             generated_tokens=sequence.generated,
         ))
         self._release(sequence)

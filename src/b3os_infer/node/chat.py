@@ -31,7 +31,14 @@ from ..core import (
     ToolCallStart,
     Usage,
 )
-from ..engine.base import Engine, GenerationDone, GenerationRequest, Grammar, ReasoningBudget
+from ..engine.base import (
+    Admitted,
+    Engine,
+    GenerationDone,
+    GenerationRequest,
+    Grammar,
+    ReasoningBudget,
+)
 from ..errors import InvalidRequest
 from .chat_template import ChatTemplate
 from .grammar import json_grammar, tool_call_grammar
@@ -155,15 +162,18 @@ class ChatModel:
             thinking=prompt.opens_thinking, tools=bool(self._tools(request)),
             show_thinking=not omitted,
             sign=lambda text: self.signer.sign(text, omitted=omitted))
-        yield Started(Usage(input_tokens=len(prompt.tokens)))
         stops = StopMatcher(request.stop)
-        generated = 0
+        generated = cached = 0
         async with aclosing(self.engine.generate(generation)) as events:
             async for event in events:
+                if isinstance(event, Admitted):
+                    cached = event.cached_tokens
+                    yield Started(_usage(prompt, cached, 0))
+                    continue
                 if isinstance(event, GenerationDone):
                     for out in _stop_text(parser.finish(), stops):
                         if isinstance(out, Finished):
-                            yield _with_usage(out, prompt, event.generated_tokens)
+                            yield _with_usage(out, _usage(prompt, cached, generated))
                             return
                         yield out
                     tail = stops.flush()
@@ -171,13 +181,12 @@ class ChatModel:
                         yield TextDelta(tail)
                     reason: StopReason = "max_tokens" if event.reason == "length" else \
                         "tool_use" if parser.calls else "end_turn"
-                    yield Finished(reason, None, Usage(len(prompt.tokens),
-                                                       max(event.generated_tokens, 1)))
+                    yield Finished(reason, None, _usage(prompt, cached, event.generated_tokens))
                     return
                 generated += 1 if event.token >= 0 else 0
                 for out in _stop_text(parser.feed(event.text), stops):
                     if isinstance(out, Finished):
-                        yield _with_usage(out, prompt, generated)
+                        yield _with_usage(out, _usage(prompt, cached, generated))
                         return
                     yield out
 
@@ -198,9 +207,15 @@ def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:
     return out
 
 
-def _with_usage(finished: Finished, prompt: Prompt, generated: int) -> Finished:
+def _usage(prompt: Prompt, cached: int, generated: int) -> Usage:
+    """Anthropic's counting: ``input_tokens`` excludes the prompt tokens read from cache."""
+    return Usage(input_tokens=len(prompt.tokens) - cached, output_tokens=generated,
+                 cached_tokens=cached)
+
+
+def _with_usage(finished: Finished, usage: Usage) -> Finished:
     return Finished(finished.stop_reason, finished.stop_sequence,
-                    Usage(len(prompt.tokens), max(generated, 1)))
+                    Usage(usage.input_tokens, max(usage.output_tokens, 1), usage.cached_tokens))
 
 
 async def fold(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:

@@ -6,16 +6,35 @@ llama-cpp-python); we compose its output into the tool-call layout of our profil
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from llama_cpp.llama_grammar import json_schema_to_gbnf
+from llama_cpp.llama_grammar import RESERVED_NAMES, SchemaConverter
 
 from ..core import Tool
 from ..engine.base import Grammar
 from ..errors import InvalidRequest
+from .numeric_ranges import bounded_rule, has_bounds
 from .profiles import CALL_CLOSE, CALL_OPEN
+
+
+class _Converter(SchemaConverter):  # type: ignore[misc]
+    """llama.cpp's converter, plus numeric bounds (which it leaves unenforced)."""
+
+    def visit(self, schema: Any, name: str) -> str:
+        if isinstance(schema, dict) and schema.get("type") in ("integer", "number") \
+                and has_bounds(schema):
+            rule_name = name + "-" if name in RESERVED_NAMES else name or "root"
+            return str(self._add_rule(rule_name, bounded_rule(schema) + " space"))
+        return str(super().visit(schema, name))
+
+
+def json_schema_to_gbnf(schema: dict[str, Any], prop_order: list[str] | None = None) -> str:
+    converter = _Converter(prop_order={n: i for i, n in enumerate(prop_order or [])},
+                           allow_fetch=False, dotall=False, raw_pattern=False)
+    resolved = converter.resolve_refs(schema, "request")
+    converter.visit(resolved, "")
+    return str(converter.format_grammar())
 
 _ROOT = re.compile(r"^root\s*::=", re.M)
 
@@ -33,7 +52,7 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
 def schema_gbnf(schema: dict[str, Any], *, param: str,
                 prop_order: list[str] | None = None) -> str:
     try:
-        return json_schema_to_gbnf(json.dumps(schema), prop_order)
+        return json_schema_to_gbnf(schema, prop_order)
     except Exception as exc:  # noqa: BLE001 - the converter raises many kinds
         raise InvalidRequest(f"{param}: this JSON Schema cannot be enforced: {exc}",
                              param=param) from exc

@@ -1,0 +1,179 @@
+"""Tools and thinking through the official Anthropic SDK and raw SSE, on the live server."""
+
+from __future__ import annotations
+
+import anthropic
+import httpx
+import jsonschema
+import pytest
+
+from stream_checks import check_message_stream, parse_sse
+
+MODEL = "b3os/smollm2-135m-instruct"
+WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
+           "input_schema": {"type": "object", "properties": {
+               "city": {"type": "string"},
+               "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+               "days": {"type": "integer", "minimum": 1, "maximum": 7}},
+               "required": ["city", "unit"]}}
+TIME = {"name": "get_time", "description": "Current time in a timezone",
+        "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}},
+                         "required": ["tz"]}}
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+GREEDY = {"top_k": 1}
+
+
+@pytest.fixture
+def client(live):
+    with anthropic.Anthropic(auth_token=live.key, base_url=live.base_url,
+                             max_retries=0) as client:
+        yield client
+
+
+def raw_stream(live, body) -> dict:
+    with httpx.stream("POST", live.base_url + "/v1/messages?beta=true",
+                      json={**body, "stream": True}, timeout=120,
+                      headers={"authorization": f"Bearer {live.key}",
+                               "anthropic-version": "2023-06-01"}) as response:
+        assert response.status_code == 200, response.read()
+        return check_message_stream(parse_sse(response.read().decode()))
+
+
+def test_forced_tool_use_is_valid_and_stream_equals_non_stream(live, client):
+    kwargs = dict(model=MODEL, max_tokens=200, messages=ASK, tools=[WEATHER, TIME],
+                  tool_choice={"type": "any", "disable_parallel_tool_use": True},
+                  extra_body=GREEDY)
+    client.messages.create(**kwargs)  # compared calls both reuse the cached prompt
+    message = client.messages.create(**kwargs)
+    assert message.stop_reason == "tool_use"
+    calls = [b for b in message.content if b.type == "tool_use"]
+    assert calls and all(c.id.startswith("toolu_") for c in calls)
+    for call in calls:
+        schema = {WEATHER["name"]: WEATHER, TIME["name"]: TIME}[call.name]["input_schema"]
+        jsonschema.validate(call.input, schema)
+    with client.messages.stream(**kwargs) as stream:
+        streamed = stream.get_final_message()
+    assert [(b.type, b.name, b.input) for b in streamed.content if b.type == "tool_use"] == \
+        [(c.type, c.name, c.input) for c in calls]
+    folded = raw_stream(live, {**kwargs.pop("extra_body"), **kwargs})
+    assert [b["input"] for b in folded["content"] if b["type"] == "tool_use"] == \
+        [c.input for c in calls]
+    assert folded["stop_reason"] == "tool_use"
+
+
+def test_named_tool_and_no_parallel_calls(client):
+    message = client.messages.create(
+        model=MODEL, max_tokens=120, messages=ASK, tools=[WEATHER, TIME],
+        tool_choice={"type": "tool", "name": "get_time", "disable_parallel_tool_use": True})
+    calls = [b for b in message.content if b.type == "tool_use"]
+    assert len(calls) == 1 and calls[0].name == "get_time"
+    jsonschema.validate(calls[0].input, TIME["input_schema"])
+
+
+def test_tool_result_round_trip(client):
+    first = client.messages.create(model=MODEL, max_tokens=120, messages=ASK, tools=[WEATHER],
+                                   tool_choice={"type": "any",
+                                                "disable_parallel_tool_use": True})
+    (call,) = [b for b in first.content if b.type == "tool_use"]
+    follow = client.messages.create(
+        model=MODEL, max_tokens=40, tools=[WEATHER],
+        messages=[*ASK, {"role": "assistant", "content": first.content},
+                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id,
+                                                "content": "18 degrees and sunny"}]}])
+    assert follow.stop_reason in ("end_turn", "max_tokens", "tool_use")
+    def total(usage):
+        return usage.input_tokens + usage.cache_read_input_tokens
+
+    assert total(follow.usage) > total(first.usage)
+    assert follow.usage.cache_read_input_tokens > 0, "the shared prefix came from the cache"
+
+
+def test_tool_choice_none_and_auto_answer(client):
+    for choice in ({"type": "none"}, {"type": "auto"}):
+        message = client.messages.create(model=MODEL, max_tokens=30, messages=ASK,
+                                         tools=[WEATHER], tool_choice=choice)
+        assert message.stop_reason in ("end_turn", "max_tokens", "tool_use")
+        if choice["type"] == "none":
+            assert all(b.type == "text" for b in message.content)
+
+
+def test_count_tokens_counts_tools_and_thinking(client):
+    plain = client.messages.count_tokens(model=MODEL, messages=ASK).input_tokens
+    with_tools = client.messages.count_tokens(model=MODEL, messages=ASK, tools=[WEATHER])
+    assert with_tools.input_tokens > plain
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    counted = client.messages.count_tokens(model=MODEL, messages=ASK, tools=[WEATHER],
+                                           thinking=thinking).input_tokens
+    made = client.messages.create(model=MODEL, max_tokens=1030, messages=ASK, tools=[WEATHER],
+                                  thinking=thinking)
+    assert counted == made.usage.input_tokens + made.usage.cache_read_input_tokens
+
+
+def test_thinking_budget_is_honoured_and_blocks_come_first(live, client):
+    kwargs = dict(model=MODEL, max_tokens=1100, messages=ASK, extra_body=GREEDY,
+                  thinking={"type": "enabled", "budget_tokens": 1024})
+    client.messages.count_tokens(model=MODEL, messages=ASK)
+    client.messages.create(**{**kwargs, "max_tokens": 1025})  # cache the prompt first
+    message = client.messages.create(**kwargs)
+    assert message.content[0].type == "thinking" and message.content[0].signature
+    if message.stop_reason == "max_tokens":
+        assert [b.type for b in message.content] == ["thinking", "text"], \
+            "the budget closed the thinking section before max_tokens"
+    folded = raw_stream(live, {**kwargs.pop("extra_body"), **kwargs})
+    assert [b["type"] for b in folded["content"]] == [b.type for b in message.content]
+    assert folded["content"][0]["thinking"] == message.content[0].thinking
+    assert folded["content"][0]["signature"] == message.content[0].signature
+
+
+def test_thinking_round_trip_and_tampering(client):
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    first = client.messages.create(model=MODEL, max_tokens=1060, messages=ASK,
+                                   thinking=thinking)
+    block = first.content[0]
+    assert block.type == "thinking"
+    back = [{"type": "thinking", "thinking": block.thinking, "signature": block.signature},
+            {"type": "text", "text": "It is sunny."}]
+    follow = [*ASK, {"role": "assistant", "content": back},
+              {"role": "user", "content": "And tomorrow?"}]
+    assert client.messages.count_tokens(model=MODEL, messages=follow).input_tokens > 0
+    edited = [{**back[0], "thinking": block.thinking + " (edited)"}, back[1]]
+    with pytest.raises(anthropic.BadRequestError) as info:
+        client.messages.count_tokens(model=MODEL, messages=[
+            *ASK, {"role": "assistant", "content": edited}, {"role": "user", "content": "?"}])
+    assert info.value.body["b3os"] == {"code": "invalid_signature",
+                                       "param": "messages[1].content[0]"}
+
+
+def test_adaptive_thinking_with_omitted_display(client):
+    message = client.messages.create(model=MODEL, max_tokens=600, messages=ASK,
+                                     thinking={"type": "adaptive", "display": "omitted"},
+                                     output_config={"effort": "low"})
+    block = message.content[0]
+    assert block.type == "thinking" and block.thinking == "" and block.signature
+    back = [*ASK, {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "", "signature": block.signature},
+        {"type": "text", "text": "Sunny."}]}, {"role": "user", "content": "Thanks"}]
+    assert client.messages.count_tokens(model=MODEL, messages=back).input_tokens > 0
+
+
+def test_prompt_too_long_uses_the_wording_claude_code_keys_on(client):
+    with pytest.raises(anthropic.BadRequestError) as info:
+        client.messages.create(model=MODEL, max_tokens=10, messages=[
+            {"role": "user", "content": "word " * 40000}])
+    assert info.value.body["error"]["message"].startswith("prompt is too long: ")
+    assert "tokens >" in info.value.body["error"]["message"]
+
+
+def test_shared_prefix_is_read_from_cache_and_excluded_from_input(client):
+    system = "You answer questions about rivers. " * 40
+    first = client.messages.create(model=MODEL, max_tokens=5, system=system, messages=ASK)
+    second = client.messages.create(
+        model=MODEL, max_tokens=5, system=system,
+        messages=[{"role": "user", "content": "What is the longest river in Oregon?"}])
+    counted = client.messages.count_tokens(
+        model=MODEL, system=system,
+        messages=[{"role": "user", "content": "What is the longest river in Oregon?"}])
+    assert first.usage.input_tokens > 200
+    assert second.usage.cache_read_input_tokens > 200
+    assert second.usage.input_tokens + second.usage.cache_read_input_tokens == \
+        counted.input_tokens
