@@ -114,7 +114,8 @@ def test_a_tool_round_trip_decodes():
     request, _ = decode_messages_request(base(tools=[TOOL], messages=conversation()))
     assistant, answer = request.messages[1], request.messages[2]
     assert isinstance(assistant.parts[0], ThinkingPart)
-    assert isinstance(assistant.parts[1], ToolCallPart) and assistant.parts[1].input == {"path": "a"}
+    assert isinstance(assistant.parts[1], ToolCallPart)
+    assert assistant.parts[1].input == {"path": "a"}
     assert answer.parts[0] == ToolResultPart("toolu_1", "42", False)
 
 

@@ -55,7 +55,8 @@ def summary(events):
 
 
 REPLY = ("Let me think.\nIt is sunny.\n</think>\n\nI will check."
-         '\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris {x}", "n": [1, {"a": "}"}]}}'
+         '\n<tool_call>\n{"name": "get_weather", '
+         '"arguments": {"city": "Paris {x}", "n": [1, {"a": "}"}]}}'
          '\n</tool_call>\n<tool_call>\n{"name": "noop", "arguments": {}}\n</tool_call>')
 EXPECTED = [("thinking", "Let me think.\nIt is sunny."),
             ("signature", "sig:Let me think.\nIt is sunny."),
