@@ -83,6 +83,7 @@ def test_models_listing_has_the_b3os_object(client):
     models = client.models.list().data
     (model,) = [m for m in models if m.id == MODEL]
     extra = model.model_extra["b3os"]
-    assert extra["kind"] == "chat" and extra["context_window"] == 8192
+    assert extra["kind"] == "chat" and extra["context_window"] == 32768
+    assert extra["trained_context_window"] == 8192 and extra["rope_scaling"] == "yarn"
     assert set(extra["capabilities"]) == {"tools", "thinking", "vision", "structured_output"}
     assert client.models.retrieve(MODEL).id == MODEL

@@ -29,8 +29,9 @@ class ServerConfig:
 @dataclass
 class EngineConfig:
     threads: int = 2
-    parallel: int = 8
+    parallel: int = 4
     batch_tokens: int = 512
+    kv_type: str = "q8_0"
 
 
 @dataclass

@@ -24,6 +24,7 @@ from typing import Any
 
 import llama_cpp as ll
 
+from ..core import Sampling
 from ..errors import InternalError, InvalidRequest
 from .base import (
     Admitted,
@@ -35,6 +36,7 @@ from .base import (
     ReasoningBudget,
     TokenEvent,
 )
+from .constrained import ConstrainedSampler
 
 log = logging.getLogger(__name__)
 
@@ -385,7 +387,7 @@ class LlamaCppEngine:
             slot.last_used = time.monotonic()
             sequence.seq_id = -1
         if sequence.sampler is not None:
-            ll.llama_sampler_free(sequence.sampler)
+            sequence.sampler.free()
             sequence.sampler = None
 
     def _step(self) -> None:
@@ -431,7 +433,7 @@ class LlamaCppEngine:
         if sequence.cancelled:
             self._release(sequence)
             return
-        token = ll.llama_sampler_sample(sequence.sampler, self._ctx, index)
+        token = sequence.sampler.sample(self._ctx, index)
         end_of_turn = bool(ll.llama_vocab_is_eog(self._vocab, token))
         reasoning = sequence.reasoning
         if reasoning is not None and reasoning.open:
@@ -465,7 +467,7 @@ class LlamaCppEngine:
         """Feed tokens the model did not choose, as if it had (they are output too)."""
         room = sequence.request.max_tokens - sequence.generated
         for token in tokens[:max(room, 0)]:
-            ll.llama_sampler_accept(sequence.sampler, token)
+            sequence.sampler.accept(token)
             self._emit_token(sequence, token)
 
     def _finish(self, sequence: _Sequence, reason: str) -> None:
@@ -481,12 +483,14 @@ class LlamaCppEngine:
         self._release(sequence)
 
 
-def _sampler_chain(vocab: Any, request: GenerationRequest) -> Any:
-    """The request's own sampler chain: grammar first, then the sampling settings."""
-    sampling = request.sampling
+def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:
+    """The request's own sampler: its sampling settings, and its grammar if any."""
+    grammar = None if request.grammar is None else _grammar_sampler(vocab, request.grammar)
+    return ConstrainedSampler(_chain(request.sampling), grammar, ll.llama_vocab_n_tokens(vocab))
+
+
+def _chain(sampling: Sampling) -> Any:
     chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
-    if request.grammar is not None:
-        ll.llama_sampler_chain_add(chain, _grammar_sampler(vocab, request.grammar))
     if sampling.temperature <= 0:
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
         return chain

@@ -55,3 +55,4 @@ class ModelCard:
     capabilities: Capabilities = field(default_factory=Capabilities)
     owned_by: str = "b3os"
     profile: str = "generic"
+    trained_context_window: int | None = None

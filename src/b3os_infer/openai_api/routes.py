@@ -53,6 +53,10 @@ def model_entry(model: ChatModel) -> dict[str, Any]:
             "kind": card.kind,
             "display_name": card.display_name,
             "context_window": card.context_window,
+            "trained_context_window": card.trained_context_window,
+            "rope_scaling": "yarn" if card.trained_context_window and
+            card.context_window > card.trained_context_window else None,
+            "profile": card.profile,
             "max_output_tokens": card.max_output_tokens,
             "capabilities": card.capabilities.as_dict(),
         },
