@@ -61,6 +61,7 @@ class EdgeRequest:
         self.model: str | None = None
         self.status = 0
         self.began = time.perf_counter()
+        self.recorded = False
         self.accounting = EdgeAccounting(edge, key)
 
     async def refuse(self, error: InferError, receive: Receive, send: Send) -> None:
@@ -68,24 +69,34 @@ class EdgeRequest:
         try:
             await response(self.scope, receive, self._sending(send))
         finally:
-            await self._record()
+            await self._end()
 
     async def run(self, app: ASGIApp, receive: Receive, send: Send) -> None:
         self.scope["state"][ACCOUNTING_KEY] = self.accounting
         try:
             await app(self.scope, receive, self._sending(send))
         finally:
-            await self.accounting.finish()
-            await self._record()
+            await self._end()
 
     def _sending(self, send: Send) -> Send:
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
                 self.status = message["status"]
                 await self._add_ratelimit_headers(message)
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                # The row is committed before the client sees the response end, so a
+                # process killed after a request completed has its row.
+                await self._end()
             await send(message)
 
         return sending
+
+    async def _end(self) -> None:
+        if self.recorded:
+            return
+        self.recorded = True
+        await self.accounting.finish()
+        await self._record()
 
     async def _add_ratelimit_headers(self, message: Message) -> None:
         snap = self.accounting.snapshot
