@@ -70,6 +70,13 @@ class Overloaded(InferError):
     retryable = True
 
 
+class ClientDisconnected(InferError):
+    """The client went away before the answer was ready; nobody reads this one."""
+
+    status = 499
+    default_code = "client_disconnected"
+
+
 class InternalError(InferError):
     status = 500
     default_code = "internal_error"

@@ -48,8 +48,8 @@ assert.ok(input.unit === "c" || input.unit === "f");
 
 // thinking: a signed thinking block first, streamed as thinking then signature
 const thinkingStream = client.messages.stream({
-  model, max_tokens: 1100, messages: ask,
-  thinking: { type: "enabled", budget_tokens: 1024 },
+  model, max_tokens: 160, messages: ask,
+  thinking: { type: "adaptive" }, output_config: { effort: "low" },
 });
 let signatures = 0;
 thinkingStream.on("streamEvent", (event) => {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from starlette.responses import JSONResponse
 
 from ..errors import InferError
@@ -35,6 +37,6 @@ def error_body(error: InferError, request_id: str | None) -> dict[str, object]:
 def error_response(error: InferError, request_id: str | None) -> JSONResponse:
     headers = {"x-should-retry": "true" if error.retryable else "false"}
     if error.retry_after is not None:
-        headers["retry-after"] = str(max(1, round(error.retry_after)))
+        headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
     return JSONResponse(error_body(error, request_id), status_code=error.status,
                         headers=headers)

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from starlette.requests import Request
 
-from ..errors import InvalidRequest
+from ..errors import ClientDisconnected, InvalidRequest
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
         if task in done:
             return task.result()
         task.cancel()
-        raise asyncio.CancelledError("the client disconnected")
+        raise ClientDisconnected("the client disconnected before the answer was ready")
     finally:
         watcher.cancel()
         if not task.done():

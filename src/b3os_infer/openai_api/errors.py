@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from starlette.responses import JSONResponse
 
 from ..errors import InferError
@@ -29,6 +31,6 @@ def error_body(error: InferError) -> dict[str, object]:
 def error_response(error: InferError) -> JSONResponse:
     headers = {"x-should-retry": "true" if error.retryable else "false"}
     if error.retry_after is not None:
-        headers["retry-after"] = str(max(1, round(error.retry_after)))
+        headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
     return JSONResponse(error_body(error), status_code=_STATUS.get(error.status, error.status),
                         headers=headers)
