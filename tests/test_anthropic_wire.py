@@ -128,3 +128,23 @@ def test_empty_reply_has_no_blocks_in_either_form():
     frames = frames_of(encoder.encode(Started(Usage(5))) +
                        encoder.encode(Finished("max_tokens", None, Usage(5, 1))))
     assert "content_block_start" not in [name for name, _ in frames]
+
+
+def test_pings_keep_a_silent_stream_alive():
+    import asyncio
+
+    from b3os_infer.anthropic.encode import encode_stream
+
+    async def slow():
+        yield Started(Usage(5))
+        await asyncio.sleep(0.35)
+        yield Finished("end_turn", None, Usage(5, 1))
+
+    async def collect():
+        encoder = MessageStreamEncoder("msg_1", "m")
+        return [chunk async for chunk in encode_stream(slow(), encoder, "req_1", None,
+                                                       keepalive=0.1)]
+
+    names = [name for name, _ in frames_of(asyncio.run(collect()))]
+    assert names[:2] == ["message_start", "ping"]
+    assert names.count("ping") >= 3 and names[-1] == "message_stop"

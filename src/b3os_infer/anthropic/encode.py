@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..core import (
 from ..http.sse import event_frame
 from .errors import error_body
 
+PING_SECONDS = 10.0
 _EMPTY_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
 
 
@@ -144,12 +146,43 @@ def _frame(payload: dict[str, Any]) -> bytes:
 
 
 async def encode_stream(events: AsyncIterator[ChatEvent], encoder: MessageStreamEncoder,
-                        request_id: str | None,
-                        error_of: Any) -> AsyncIterator[bytes]:
-    """The SSE body; an error after the 200 goes out as an ``error`` event."""
+                        request_id: str | None, error_of: Any,
+                        keepalive: float = PING_SECONDS) -> AsyncIterator[bytes]:
+    """The SSE body; an error after the 200 goes out as an ``error`` event.
+
+    While nothing else is sent (a long prompt being processed), a ``ping`` goes out every
+    ``keepalive`` seconds, so clients and proxies with idle timeouts keep the stream.
+    """
     try:
-        async for event in events:
+        async for event in with_keepalive(events, keepalive):
+            if event is None:
+                yield _frame({"type": "ping"})
+                continue
             for frame in encoder.encode(event):
                 yield frame
     except Exception as exc:  # noqa: BLE001 - every failure must reach the client
         yield _frame(error_body(error_of(exc), request_id))
+
+
+async def with_keepalive(events: AsyncIterator[ChatEvent],
+                         seconds: float) -> AsyncIterator[ChatEvent | None]:
+    """The events, with None whenever ``seconds`` pass without one."""
+    iterator = aiter(events)
+    pending: asyncio.Future[ChatEvent] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(iterator))
+            done, _ = await asyncio.wait({pending}, timeout=seconds)
+            if not done:
+                yield None
+                continue
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                return
+            pending = None
+            yield event
+    finally:
+        if pending is not None and not pending.done():
+            pending.cancel()

@@ -41,6 +41,7 @@ from .constrained import ConstrainedSampler
 log = logging.getLogger(__name__)
 
 _GGML_LOG_ERROR = 4
+_SCHEDULER_STACK_BYTES = 512 * 1024 * 1024
 _KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
 
 
@@ -260,9 +261,15 @@ class LlamaCppEngine:
 
     async def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="llamacpp-scheduler",
-                                            daemon=True)
-            self._thread.start()
+            # llama.cpp's grammar engine recurses deeply on large tool sets (Claude Code sends
+            # dozens of tools); the default thread stack overflows on them
+            previous = threading.stack_size(_SCHEDULER_STACK_BYTES)
+            try:
+                self._thread = threading.Thread(target=self._run, name="llamacpp-scheduler",
+                                                daemon=True)
+                self._thread.start()
+            finally:
+                threading.stack_size(previous)
 
     async def close(self) -> None:
         self._stopping = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from llama_cpp.llama_grammar import RESERVED_NAMES, SchemaConverter
+from llama_cpp.llama_grammar import PRIMITIVE_RULES, RESERVED_NAMES, SchemaConverter
 
 from ..core import Tool
 from ..engine.base import Grammar
@@ -17,11 +17,40 @@ from ..errors import InvalidRequest
 from .numeric_ranges import bounded_rule, has_bounds
 from .profiles import CALL_CLOSE, CALL_OPEN
 
+_SHAPING = {"type", "const", "enum", "$ref", "anyOf", "oneOf", "allOf", "properties",
+            "additionalProperties", "items", "prefixItems", "pattern", "format", "minLength",
+            "maxLength", "minItems", "maxItems", "required"}
+
+
+# llama.cpp's grammar parser expands counted repeats into rules and refuses large ones
+# (Claude Code declares a string with maxLength 524288); longer bounds are left out.
+MAX_EXPANDED_LENGTH = 4096
+MAX_EXPANDED_ITEMS = 256
+
+
+def _expandable(schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    drop = set()
+    if schema.get("maxLength", 0) > MAX_EXPANDED_LENGTH:
+        drop |= {"maxLength"}
+    if schema.get("minLength", 0) > MAX_EXPANDED_LENGTH:
+        drop |= {"minLength", "maxLength"}
+    if schema.get("maxItems", 0) > MAX_EXPANDED_ITEMS:
+        drop |= {"maxItems"}
+    if schema.get("minItems", 0) > MAX_EXPANDED_ITEMS:
+        drop |= {"minItems", "maxItems"}
+    return {k: v for k, v in schema.items() if k not in drop} if drop else schema
+
 
 class _Converter(SchemaConverter):  # type: ignore[misc]
     """llama.cpp's converter, plus numeric bounds (which it leaves unenforced)."""
 
     def visit(self, schema: Any, name: str) -> str:
+        schema = _expandable(schema)
+        if schema is True or (isinstance(schema, dict) and not _SHAPING & schema.keys()):
+            # no constraint at all (only a description, say): any JSON value
+            return str(self._add_primitive("value", PRIMITIVE_RULES["value"]))
         if isinstance(schema, dict) and schema.get("type") in ("integer", "number") \
                 and has_bounds(schema):
             rule_name = name + "-" if name in RESERVED_NAMES else name or "root"

@@ -13,16 +13,28 @@ from typing import Any
 
 
 def _same_length(low: str, high: str) -> str:
-    """Digit strings of one length from ``low`` to ``high`` (inclusive) as a GBNF group."""
-    if len(low) == 1:
+    """Digit strings of one length from ``low`` to ``high`` (inclusive) as a GBNF group.
+
+    Linear in the number of digits: full ranges collapse into ``[0-9]{n}``.
+    """
+    rest = len(low) - 1
+    if low == "0" * len(low) and high == "9" * len(high):
+        return f"[0-9]{{{len(low)}}}"
+    if rest == 0:
         return f"[{low}-{high}]"
     if low[0] == high[0]:
         return f'"{low[0]}" {_same_length(low[1:], high[1:])}'
-    rest = len(low) - 1
-    alternatives = [f'"{low[0]}" {_same_length(low[1:], "9" * rest)}']
-    if int(low[0]) + 1 <= int(high[0]) - 1:
-        alternatives.append(f"[{int(low[0]) + 1}-{int(high[0]) - 1}] [0-9]{{{rest}}}")
-    alternatives.append(f'"{high[0]}" {_same_length("0" * rest, high[1:])}')
+    first, last = int(low[0]), int(high[0])
+    alternatives = []
+    if low[1:] != "0" * rest:
+        alternatives.append(f'"{low[0]}" {_same_length(low[1:], "9" * rest)}')
+        first += 1
+    top_whole = high[1:] == "9" * rest
+    middle_last = last if top_whole else last - 1
+    if first <= middle_last:
+        alternatives.append(f"[{first}-{middle_last}] [0-9]{{{rest}}}")
+    if not top_whole:
+        alternatives.append(f'"{high[0]}" {_same_length("0" * rest, high[1:])}')
     return "(" + " | ".join(alternatives) + ")"
 
 
