@@ -49,7 +49,8 @@ def test_a_session_with_tools_runs_to_its_end(live, tmp_path):
     assert events, done.stdout + done.stderr
     result = events[-1]
     assert result["type"] == "result", result
-    assert "API Error" not in json.dumps(events)
+    errors = [e for e in events if "API Error" in json.dumps(e)]
+    assert not errors, errors[0]
     assert result["subtype"] in ("success", "error_max_turns"), result
     tools = [block["name"] for event in events if event.get("type") == "assistant"
              for block in event["message"]["content"] if block["type"] == "tool_use"]
