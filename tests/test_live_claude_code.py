@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -33,11 +34,18 @@ def claude(live, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]
                           cwd=tmp_path, capture_output=True, text=True, timeout=900)
 
 
+# Claude Code's own words when a reply stops at max_tokens (a small model may ramble that
+# far); every other "API Error" means the server refused or broke something
+LENGTH_STOP = "response exceeded the 256 output token maximum"
+SERVER_FAILURE = re.compile(r"API Error(?!: Claude's response exceeded)|Unable to connect")
+
+
 def test_claude_p_answers(live, tmp_path):
     done = claude(live, tmp_path, "-p", "Name one river in Oregon.", "--tools", "Read")
-    assert done.returncode == 0, done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    assert not SERVER_FAILURE.search(output), output
+    assert done.returncode == 0 or LENGTH_STOP in output, output
     assert done.stdout.strip(), done.stderr
-    assert "API Error" not in done.stdout + done.stderr
 
 
 def test_a_session_with_tools_runs_to_its_end(live, tmp_path):
@@ -49,8 +57,8 @@ def test_a_session_with_tools_runs_to_its_end(live, tmp_path):
     assert events, done.stdout + done.stderr
     result = events[-1]
     assert result["type"] == "result", result
-    errors = [e for e in events if "API Error" in json.dumps(e)]
-    assert not errors, errors[0]
+    errors = [e for e in events if SERVER_FAILURE.search(json.dumps(e))]
+    assert not errors, errors[0].get("message", {}).get("content", errors[0])
     assert result["subtype"] in ("success", "error_max_turns"), result
     tools = [block["name"] for event in events if event.get("type") == "assistant"
              for block in event["message"]["content"] if block["type"] == "tool_use"]
