@@ -79,7 +79,8 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
 
 
 def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
-    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.keys))
+    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.keys,
+                                                   edge.ledger))
 
 
 def create_app(registry: ModelRegistry, keys: KeyStore,

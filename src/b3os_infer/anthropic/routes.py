@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from .. import ids
 from ..core import ChatRequest
+from ..edge.auth import allowed_models
 from ..errors import InvalidRequest, NotFound
 from ..http.accounting import admit
 from ..http.endpoint import as_infer_error, endpoint, prepend
@@ -90,7 +91,9 @@ def _page(infos: list[dict[str, Any]], request: Request) -> dict[str, Any]:
 
 @endpoint
 async def list_models(request: Request) -> Response:
-    infos = [model_info(m) for m in _registry(request).all()]
+    key = allowed_models(request.scope)
+    infos = [model_info(m) for m in _registry(request).all()
+             if key is None or key.allows_model(m.card.id)]
     return JSONResponse(_page(infos, request))
 
 

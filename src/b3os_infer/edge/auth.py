@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import AuthenticationFailed, InferError, PermissionDenied
 from ..http.formats import BASE, error_response
 from .keys import KeyRecord, KeyStore
+from .usage import UsageLedger, UsageRow
+
+log = logging.getLogger(__name__)
 
 
 def presented_key(headers: Headers) -> str | None:
@@ -20,6 +27,11 @@ def presented_key(headers: Headers) -> str | None:
     return None
 
 
+def allowed_models(scope: Scope) -> KeyRecord | None:
+    """The authenticated key, whose model allow-list filters listings (None: no key here)."""
+    return scope.get("state", {}).get("api_key")
+
+
 def required_scope(path: str) -> str:
     tail = path[len(BASE):]
     if tail.startswith("/models") or tail.startswith("/v1/models"):
@@ -28,37 +40,59 @@ def required_scope(path: str) -> str:
 
 
 class AuthMiddleware:
-    def __init__(self, app: ASGIApp, keys: KeyStore) -> None:
+    """Refusals are answered in the route's shape and, with a ledger, written to it."""
+
+    def __init__(self, app: ASGIApp, keys: KeyStore, ledger: UsageLedger | None = None) -> None:
         self.app = app
         self.keys = keys
+        self.ledger = ledger
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] != "http" or not (path == BASE or path.startswith(BASE + "/")):
             await self.app(scope, receive, send)
             return
-        try:
-            record = self._authenticate(Headers(scope=scope), path)
-        except InferError as error:
+        began = time.perf_counter()
+        record, error = self._authenticate(Headers(scope=scope), path)
+        if error is not None:
             rid = scope.get("state", {}).get("request_id")
             await error_response(path, error, rid)(scope, receive, send)
+            await self._record_refusal(scope, record, error, began)
             return
         scope.setdefault("state", {})["api_key"] = record
         await self.app(scope, receive, send)
 
-    def _authenticate(self, headers: Headers, path: str) -> KeyRecord:
+    def _authenticate(self, headers: Headers, path: str
+                      ) -> tuple[KeyRecord | None, InferError | None]:
         key = presented_key(headers)
         if key is None:
-            raise AuthenticationFailed("missing API key: send it as `Authorization: Bearer "
-                                       "<key>` or as `x-api-key: <key>`", code="missing_api_key")
+            return None, AuthenticationFailed("missing API key: send it as `Authorization: "
+                                              "Bearer <key>` or as `x-api-key: <key>`",
+                                              code="missing_api_key")
         record = self.keys.verify(key)
         if record is None:
-            raise AuthenticationFailed("invalid API key: it is unknown or has been revoked")
+            return None, AuthenticationFailed("invalid API key: it is unknown or has been "
+                                              "revoked")
         if record.expired():
-            raise AuthenticationFailed(f"this API key expired at {record.expires_at}",
-                                       code="expired_api_key")
+            return record, AuthenticationFailed(f"this API key expired at {record.expires_at}",
+                                                code="expired_api_key")
         scope_name = required_scope(path)
         if not record.allows(scope_name):
-            raise PermissionDenied(f"this key lacks the {scope_name!r} scope",
-                                   code="missing_scope")
-        return record
+            return record, PermissionDenied(f"this key lacks the {scope_name!r} scope",
+                                            code="missing_scope")
+        return record, None
+
+    async def _record_refusal(self, scope: Scope, record: KeyRecord | None,
+                              error: InferError, began: float) -> None:
+        if self.ledger is None:
+            return
+        path = scope["path"]
+        row = UsageRow(request_id=scope.get("state", {}).get("request_id") or "",
+                       key_id=record.id if record else None, model="",
+                       route=f"{scope.get('method', '')} {path[len(BASE):] or '/'}",
+                       status=error.status, input_tokens=0, output_tokens=0, cached_tokens=0,
+                       latency_ms=round((time.perf_counter() - began) * 1000, 3))
+        try:
+            await asyncio.to_thread(self.ledger.record, row)
+        except Exception:  # noqa: BLE001 - a ledger outage must not fail the answer
+            log.exception("could not write the usage row of %s", row.request_id)

@@ -20,6 +20,7 @@ from ..errors import InferError, InvalidRequest, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.formats import BASE, error_response
 from .accounting import EdgeAccounting
+from .auth import allowed_models
 from .body import read_body, requested_model
 from .callbacks import Tickets
 from .fleet import ACCOUNTING_HEADER, CALLBACK_PREFIX, REQUEST_ID_HEADER, SECRET_HEADER
@@ -130,10 +131,15 @@ async def relay(response: httpx.Response, receive: Receive, send: Send) -> None:
 
 
 def listing(pool: NodePool, scope: Scope) -> JSONResponse:
+    key = allowed_models(scope)
+
+    def visible(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [e for e in entries if key is None or key.allows_model(str(e.get("id")))]
+
     if scope["path"] == BASE + "/models":
-        return JSONResponse({"object": "list", "data": pool.openai_listing()})
+        return JSONResponse({"object": "list", "data": visible(pool.openai_listing())})
     query = dict(_query_pairs(scope))
-    return JSONResponse(anthropic_page(pool.anthropic_listing(), query))
+    return JSONResponse(anthropic_page(visible(pool.anthropic_listing()), query))
 
 
 def _query_pairs(scope: Scope) -> list[tuple[str, str]]:

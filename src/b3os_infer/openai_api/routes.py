@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import ids
+from ..edge.auth import allowed_models
 from ..http.accounting import admit
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, until_disconnect
@@ -65,7 +66,9 @@ def model_entry(model: ChatModel) -> dict[str, Any]:
 
 @endpoint
 async def list_models(request: Request) -> Response:
-    data = [model_entry(m) for m in _registry(request).all()]
+    key = allowed_models(request.scope)
+    data = [model_entry(m) for m in _registry(request).all()
+            if key is None or key.allows_model(m.card.id)]
     return JSONResponse({"object": "list", "data": data})
 
 

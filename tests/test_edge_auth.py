@@ -1,0 +1,66 @@
+"""Refusals at authentication reach the ledger; listings show only a key's models."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from starlette.responses import JSONResponse
+
+from b3os_infer.edge.auth import AuthMiddleware
+from b3os_infer.edge.context import RequestContextMiddleware
+from b3os_infer.edge.db import open_database
+from b3os_infer.edge.keys import KeyStore
+from b3os_infer.edge.usage import UsageLedger
+from conftest import cli
+
+MODEL = "b3os/smollm2-135m-instruct"
+
+
+async def _ok(scope, receive, send):
+    await JSONResponse({"ok": True})(scope, receive, send)
+
+
+@pytest.fixture
+def stores(tmp_path):
+    engine = open_database(f"sqlite:///{tmp_path / 'edge.sqlite3'}")
+    yield KeyStore(engine), UsageLedger(engine)
+    engine.dispose()
+
+
+def test_refused_requests_are_written_to_the_ledger(stores):
+    keys, ledger = stores
+    record, key = keys.create("reader", ("models:read",))
+    app = RequestContextMiddleware(AuthMiddleware(_ok, keys, ledger))
+
+    async def calls():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            unknown = await client.post("/v1/infer/v1/messages", headers={"x-api-key": "nope"})
+            scoped = await client.post("/v1/infer/chat/completions",
+                                       headers={"authorization": f"Bearer {key}"})
+            allowed = await client.get("/v1/infer/models", headers={"x-api-key": key})
+        return unknown, scoped, allowed
+
+    unknown, scoped, allowed = asyncio.run(calls())
+    assert (unknown.status_code, scoped.status_code, allowed.status_code) == (401, 403, 200)
+    rows = {row.request_id: row for row in ledger.rows()}
+    assert rows[unknown.headers["request-id"]].status == 401
+    assert rows[unknown.headers["request-id"]].key_id is None
+    assert rows[scoped.headers["request-id"]].status == 403
+    assert rows[scoped.headers["request-id"]].key_id == record.id
+    assert rows[scoped.headers["request-id"]].route == "POST /chat/completions"
+
+
+def test_listings_show_only_the_models_a_key_may_use(live):
+    other = cli(live.home, "keys", "create", "--name", "other-model", "--model", "b3os/other")
+    key = other.stdout.strip().splitlines()[-1]
+    headers = {"x-api-key": key}
+    openai_list = httpx.get(live.base_url + "/models", headers=headers).json()
+    anthropic_list = httpx.get(live.base_url + "/v1/models", headers=headers).json()
+    assert openai_list["data"] == [] and anthropic_list["data"] == []
+    mine = cli(live.home, "keys", "create", "--name", "this-model", "--model", MODEL)
+    own = httpx.get(live.base_url + "/models",
+                    headers={"x-api-key": mine.stdout.strip().splitlines()[-1]}).json()
+    assert [m["id"] for m in own["data"]] == [MODEL]
