@@ -79,14 +79,21 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: object) -> 
     return 0
 
 
-def _node(args: argparse.Namespace) -> int:
+def _fleet_setup(args: argparse.Namespace) -> tuple[Config, str] | None:
+    """The config and the shared node secret, or None after saying what is wrong."""
     if (config := _config(args)) is None:
-        return 2
+        return None
     try:
-        secret = node_secret()
+        return config, node_secret()
     except MissingSecret as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
+        return None
+
+
+def _node(args: argparse.Namespace) -> int:
+    if (setup := _fleet_setup(args)) is None:
         return 2
+    config, secret = setup
     from .app import create_node_app
 
     host = args.host or config.server.host
@@ -96,13 +103,9 @@ def _node(args: argparse.Namespace) -> int:
 
 
 def _edge(args: argparse.Namespace) -> int:
-    if (config := _config(args)) is None:
+    if (setup := _fleet_setup(args)) is None:
         return 2
-    try:
-        secret = node_secret()
-    except MissingSecret as exc:
-        print(f"b3os-infer: {exc}", file=sys.stderr)
-        return 2
+    config, secret = setup
     import uvicorn
 
     from .app import create_edge_app

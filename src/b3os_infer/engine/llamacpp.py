@@ -101,10 +101,13 @@ class _Slot:
         return count
 
 
-def _pick_slot(slots: list[_Slot], prompt: list[int]) -> _Slot:
-    """The free slot sharing the longest prefix; among equals, the least recently used."""
-    free = [slot for slot in slots if not slot.busy]
-    return max(free, key=lambda slot: (slot.common_prefix(prompt), -slot.last_used))
+def _pick_slot(slots: list[_Slot], prompt: list[int]) -> tuple[_Slot, int]:
+    """The free slot sharing the longest prefix (among equals, the least recently used),
+    and the length of that prefix."""
+    scored = [(slot.common_prefix(prompt), -slot.last_used, slot)
+              for slot in slots if not slot.busy]
+    shared, _, slot = max(scored, key=lambda item: item[:2])
+    return slot, shared
 
 
 class _ReasoningState:
@@ -361,13 +364,14 @@ class LlamaCppEngine:
             except ValueError as exc:
                 self._outbox.put(candidate, InvalidRequest(str(exc)))
                 continue
-            self._seat(candidate, _pick_slot(self._slots, candidate.request.prompt))
+            slot, shared = _pick_slot(self._slots, candidate.request.prompt)
+            self._seat(candidate, slot, shared)
             self._active.append(candidate)
 
-    def _seat(self, sequence: _Sequence, slot: _Slot) -> None:
-        """Put the sequence in the slot, keeping the KV of the prefix they share."""
+    def _seat(self, sequence: _Sequence, slot: _Slot, shared: int) -> None:
+        """Put the sequence in the slot, keeping the KV of the ``shared`` prefix."""
         prompt = sequence.request.prompt
-        reuse = min(slot.common_prefix(prompt), len(prompt) - 1)
+        reuse = min(shared, len(prompt) - 1)
         if reuse < self.settings.min_prefix_reuse:
             reuse = 0
         if not ll.llama_memory_seq_rm(self._memory, slot.index, reuse, -1):
@@ -447,12 +451,9 @@ class LlamaCppEngine:
             if not end_of_turn:
                 self._emit_token(sequence, token)
                 reasoning.observe(self._last_text)
-            if reasoning.must_close(end_of_turn):
+            if reasoning.must_close(end_of_turn):  # always true at an end of turn
                 self._force(sequence, reasoning.budget.close_tokens)
                 reasoning.open = False
-            elif end_of_turn:
-                self._finish(sequence, "eog")
-                return
         elif end_of_turn:
             sequence.generated += 1
             self._finish(sequence, "eog")

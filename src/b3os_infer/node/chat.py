@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..core import (
@@ -141,13 +142,17 @@ class ChatModel:
             return json_grammar(request.response_schema, param="response_schema")
         return None
 
+    @cached_property
+    def _think_close_tokens(self) -> list[int]:
+        return self.engine.tokenize(THINK_CLOSE, add_special=False)
+
     def generation(self, request: ChatRequest, prompt: Prompt) -> GenerationRequest:
         room = self._check_window(prompt)
         reasoning = None
         if prompt.opens_thinking and request.thinking is not None:
             reasoning = ReasoningBudget(
                 budget=request.thinking.budget_tokens, end_marker=THINK_END,
-                close_tokens=self.engine.tokenize(THINK_CLOSE, add_special=False))
+                close_tokens=self._think_close_tokens)
         return GenerationRequest(prompt=prompt.tokens, max_tokens=min(request.max_tokens, room),
                                  sampling=request.sampling, grammar=self._grammar(request),
                                  reasoning=reasoning)

@@ -22,23 +22,16 @@ from ..core import (
     ToolCallStart,
 )
 from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END
+from .stops import partial_suffix
 
 _HEADER = re.compile(r'\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
 
 
 def _held(buffer: str, tag: str) -> int:
     """What to hold back: a possible start of ``tag`` and the whitespace before it."""
-    partial = _partial_suffix(buffer, tag)
+    partial = partial_suffix(buffer, tag)
     rest = buffer[: len(buffer) - partial]
     return partial + len(rest) - len(rest.rstrip())
-
-
-def _partial_suffix(buffer: str, tag: str) -> int:
-    """Length of the longest end of ``buffer`` that could begin ``tag``."""
-    for size in range(min(len(tag) - 1, len(buffer)), 0, -1):
-        if buffer.endswith(tag[:size]):
-            return size
-    return 0
 
 
 class _JsonExtent:

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 
+def partial_suffix(buffer: str, tag: str) -> int:
+    """Length of the longest end of ``buffer`` that could begin ``tag`` (shorter than it)."""
+    for size in range(min(len(tag) - 1, len(buffer)), 0, -1):
+        if buffer.endswith(tag[:size]):
+            return size
+    return 0
+
+
 class StopMatcher:
     """Finds stop sequences in streamed text, also when one spans several pieces.
 
@@ -25,7 +33,7 @@ class StopMatcher:
             index, stop = match
             self._pending = ""
             return buffer[:index], stop
-        hold = self._held_suffix(buffer)
+        hold = max((partial_suffix(buffer, stop) for stop in self.stops), default=0)
         self._pending = buffer[len(buffer) - hold:] if hold else ""
         return buffer[: len(buffer) - hold], None
 
@@ -41,12 +49,3 @@ class StopMatcher:
             if index >= 0 and (best is None or index < best[0]):
                 best = (index, stop)
         return best
-
-    def _held_suffix(self, buffer: str) -> int:
-        hold = 0
-        for stop in self.stops:
-            for size in range(min(len(stop) - 1, len(buffer)), hold, -1):
-                if buffer.endswith(stop[:size]):
-                    hold = size
-                    break
-        return hold
