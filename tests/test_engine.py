@@ -88,3 +88,32 @@ def test_seeded_sampling_repeats(model):
         return asyncio.run(collect(model.engine, request))[0]
 
     assert once() == once()
+
+
+def test_logprobs_are_the_models_distribution_and_greedy_takes_the_best(model):
+    async def run():
+        request = GenerationRequest(prompt(model, "Name a colour."), max_tokens=6,
+                                    sampling=Sampling(temperature=0), top_logprobs=3)
+        return [e async for e in model.engine.generate(request) if isinstance(e, TokenEvent)]
+
+    events = asyncio.run(run())
+    assert len(events) == 6
+    for event in events:
+        assert event.logprob is not None and event.logprob <= 0.0
+        assert len(event.top) == 3
+        scores = [lp for _, lp in event.top]
+        assert scores == sorted(scores, reverse=True)
+        # greedy: the chosen token is the most likely one
+        assert event.top[0][0] == event.token
+        assert abs(event.top[0][1] - event.logprob) < 1e-9
+
+
+def test_frequency_penalty_changes_a_repetitive_greedy_reply(model):
+    def run(penalty: float) -> str:
+        request = GenerationRequest(
+            prompt(model, "Repeat after me exactly: go go go go go go go go go go go go"),
+            max_tokens=40, sampling=Sampling(temperature=0, frequency_penalty=penalty))
+        return asyncio.run(collect(model.engine, request))[0]
+
+    plain, penalised = run(0.0), run(2.0)
+    assert plain.count("go") > penalised.count("go")

@@ -89,6 +89,9 @@ class Sampling:
     top_p: float = 1.0
     top_k: int = 0
     seed: int | None = None
+    # OpenAI's additive penalties, over the tokens generated so far (0 = off)
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
 
 
 @dataclass

@@ -44,14 +44,23 @@ class GenerationRequest:
     sampling: Sampling = field(default_factory=Sampling)
     grammar: Grammar | None = None
     reasoning: ReasoningBudget | None = None
+    # None: no log-probabilities; N >= 0: each token's own and the N most likely
+    top_logprobs: int | None = None
 
 
 @dataclass(frozen=True)
 class TokenEvent:
-    """One sampled token and the text it completes (may be empty mid-character)."""
+    """One sampled token and the text it completes (may be empty mid-character).
+
+    With ``top_logprobs`` asked for, ``logprob`` is the token's log-probability under the
+    model's distribution (before sampling settings) and ``top`` the most likely
+    alternatives as (token, logprob), most likely first.
+    """
 
     token: int
     text: str
+    logprob: float | None = None
+    top: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,10 @@ class Engine(Protocol):
     info: EngineInfo
 
     def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes a token stands for in generated text."""
+        ...
 
     def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]: ...
 

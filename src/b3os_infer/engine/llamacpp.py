@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llama_cpp as ll
+import numpy as np
 
 from ..core import Sampling
 from ..errors import InternalError, InvalidRequest
@@ -76,6 +77,7 @@ class _Sequence:
     generated: int = 0
     cached: int = 0
     reasoning: _ReasoningState | None = None
+    logprobs: tuple[float, tuple[tuple[int, float], ...]] | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def __post_init__(self) -> None:
@@ -252,7 +254,7 @@ class LlamaCppEngine:
                                       add_special, True)
         return list(tokens[:count])
 
-    def _piece(self, token: int) -> bytes:
+    def token_bytes(self, token: int) -> bytes:
         buf = ctypes.create_string_buffer(64)
         size = ll.llama_token_to_piece(self._vocab, token, buf, 64, 0, False)
         if size < 0:
@@ -364,6 +366,10 @@ class LlamaCppEngine:
             except ValueError as exc:
                 self._outbox.put(candidate, InvalidRequest(str(exc)))
                 continue
+            except Exception as exc:  # never let one request stop the scheduler
+                log.exception("building a sampler failed")
+                self._outbox.put(candidate, InternalError(f"the engine failed: {exc}"))
+                continue
             slot, shared = _pick_slot(self._slots, candidate.request.prompt)
             self._seat(candidate, slot, shared)
             self._active.append(candidate)
@@ -445,6 +451,8 @@ class LlamaCppEngine:
             self._release(sequence)
             return
         token = sequence.sampler.sample(self._ctx, index)
+        if sequence.request.top_logprobs is not None:
+            sequence.logprobs = self._logprobs(index, token, sequence.request.top_logprobs)
         end_of_turn = bool(ll.llama_vocab_is_eog(self._vocab, token))
         reasoning = sequence.reasoning
         if reasoning is not None and reasoning.open:
@@ -465,10 +473,27 @@ class LlamaCppEngine:
         if sequence.generated >= request.max_tokens or window_full:
             self._finish(sequence, "length")
 
+    def _logprobs(self, index: int, token: int,
+                  top_n: int) -> tuple[float, tuple[tuple[int, float], ...]]:
+        """The token's log-probability and the ``top_n`` best, from the raw logits."""
+        logits = np.ctypeslib.as_array(ll.llama_get_logits_ith(self._ctx, index),
+                                       (self.info.vocab_size,)).astype(np.float64)
+        peak = logits.max()
+        log_total = peak + np.log(np.exp(logits - peak).sum())
+        top: tuple[tuple[int, float], ...] = ()
+        if top_n > 0:
+            best = np.argpartition(-logits, top_n)[:top_n]
+            best = best[np.argsort(-logits[best])]
+            top = tuple((int(t), float(logits[t] - log_total)) for t in best)
+        return float(logits[token] - log_total), top
+
     def _emit_token(self, sequence: _Sequence, token: int) -> None:
         sequence.generated += 1
-        self._last_text = sequence.decoder.decode(self._piece(token))
-        self._outbox.put(sequence, TokenEvent(token=token, text=self._last_text))
+        self._last_text = sequence.decoder.decode(self.token_bytes(token))
+        logprob, top = sequence.logprobs if sequence.logprobs else (None, ())
+        sequence.logprobs = None  # a forced token after this one was not sampled: none
+        self._outbox.put(sequence, TokenEvent(token=token, text=self._last_text,
+                                              logprob=logprob, top=top))
         sequence.feed.append(token)
 
     def _force(self, sequence: _Sequence, tokens: list[int]) -> None:
@@ -494,11 +519,17 @@ class LlamaCppEngine:
 def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:
     """The request's own sampler: its sampling settings, and its grammar if any."""
     grammar = None if request.grammar is None else _grammar_sampler(vocab, request.grammar)
-    return ConstrainedSampler(_chain(request.sampling), grammar, ll.llama_vocab_n_tokens(vocab))
+    n_vocab = ll.llama_vocab_n_tokens(vocab)
+    return ConstrainedSampler(_chain(request.sampling, n_vocab, request.max_tokens), grammar,
+                              n_vocab)
 
 
-def _chain(sampling: Sampling) -> Any:
+def _chain(sampling: Sampling, n_vocab: int, window: int) -> Any:
     chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+    if sampling.presence_penalty or sampling.frequency_penalty:
+        # the window is every token this request may generate (the chain sees only those)
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_penalties(
+            n_vocab, max(window, 1), 1.0, sampling.frequency_penalty, sampling.presence_penalty))
     if sampling.temperature <= 0:
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
         return chain
