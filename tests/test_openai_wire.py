@@ -6,6 +6,7 @@ import pytest
 
 from b3os_infer.core import Finished, Started, TextDelta, Usage
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
+from b3os_infer.node.choices import AllFinished, ChoiceEvent
 from b3os_infer.openai_api.decode import decode_chat_request
 from b3os_infer.openai_api.encode import ChunkEncoder
 
@@ -38,10 +39,11 @@ def test_stream_options():
     assert options.stream and options.include_usage
 
 
-def test_n_above_one_and_unknown_fields_are_refused():
-    with pytest.raises(UnsupportedParameter) as info:
-        decode_chat_request({**BASE, "n": 2})
-    assert info.value.param == "n"
+def test_n_is_bounded_and_unknown_fields_are_refused():
+    assert decode_chat_request({**BASE, "n": 3})[1].n == 3
+    with pytest.raises(InvalidRequest) as bad:
+        decode_chat_request({**BASE, "n": 9})
+    assert bad.value.param == "n"
     with pytest.raises(UnsupportedParameter) as info:
         decode_chat_request({**BASE, "bogus": 1})
     assert info.value.param == "bogus"
@@ -59,11 +61,12 @@ def chunks_of(frames):
 
 
 def test_chunks_role_first_usage_last_done_at_the_end():
-    encoder = ChunkEncoder("id", 1, "m", include_usage=True)
+    encoder = ChunkEncoder("id", 1, "m", include_usage=True, logprobs=False)
     frames = []
     for event in [Started(Usage(4)), TextDelta("a"), TextDelta("b"),
                   Finished("max_tokens", None, Usage(4, 2))]:
-        frames += encoder.encode(event)
+        frames += encoder.encode(ChoiceEvent(0, event))
+    frames += encoder.encode(AllFinished(Usage(4, 2)))
     chunks = chunks_of(frames)
     assert chunks[-1] == "[DONE]"
     usage_chunk = chunks[-2]

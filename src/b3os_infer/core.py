@@ -92,6 +92,8 @@ class Sampling:
     # OpenAI's additive penalties, over the tokens generated so far (0 = off)
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
+    # (token id, bias added to its logit); -100 bans a token, +100 all but forces it
+    logit_bias: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass
@@ -108,6 +110,20 @@ class ChatRequest:
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
     thinking: Thinking | None = None
     response_schema: dict[str, Any] | None = None
+    # None: no log-probabilities; N >= 0: each reply token's own and the N most likely
+    top_logprobs: int | None = None
+
+
+@dataclass
+class TextRequest:
+    """A raw completion: the prompt is text the model continues, no template around it."""
+
+    model: str
+    prompt: list[int]
+    max_tokens: int = 16
+    stop: list[str] = field(default_factory=list)
+    sampling: Sampling = field(default_factory=Sampling)
+    top_logprobs: int | None = None
 
 
 @dataclass
@@ -160,6 +176,17 @@ class ToolCallEnd:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token of the reply text, with its log-probability and the best
+    alternatives as (text, bytes, logprob). Sent just before the text it produced."""
+
+    text: str
+    data: bytes
+    logprob: float
+    top: tuple[tuple[str, bytes, float], ...] = ()
+
+
+@dataclass(frozen=True)
 class Finished:
     stop_reason: StopReason
     stop_sequence: str | None
@@ -167,7 +194,7 @@ class Finished:
 
 
 ChatEvent = (Started | TextDelta | ThinkingDelta | ThinkingEnd | ToolCallStart | ToolCallDelta
-             | ToolCallEnd | Finished)
+             | ToolCallEnd | TokenLogprob | Finished)
 
 
 @dataclass
@@ -178,6 +205,7 @@ class ChatResult:
     stop_reason: StopReason
     stop_sequence: str | None
     usage: Usage
+    logprobs: list[TokenLogprob] | None = None
 
 
 def merge_turns(messages: list[Message]) -> list[Message]:

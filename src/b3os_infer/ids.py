@@ -39,3 +39,7 @@ def tool_use_id() -> str:
 
 def completion_id() -> str:
     return "chatcmpl-" + base62(24)
+
+
+def text_completion_id() -> str:
+    return "cmpl-" + base62(24)

@@ -17,6 +17,7 @@ from ..core import (
     ThinkingDelta,
     ThinkingEnd,
     ThinkingPart,
+    TokenLogprob,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallPart,
@@ -99,6 +100,8 @@ class MessageStreamEncoder:
             return [self._delta({"type": "input_json_delta", "partial_json": event.partial_json})]
         if isinstance(event, ToolCallEnd):
             return self._close()
+        if isinstance(event, TokenLogprob):  # never asked for on this API
+            return []
         return self._finish(event)
 
     def _start(self, usage: Usage) -> list[bytes]:

@@ -10,24 +10,9 @@ from this module (``python -m b3os_infer.anthropic.policy``) and a test keeps th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from ..policy import Rule, names, render_tables, rule, rules
 
-Status = Literal["supported", "ignored", "refused"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    status: Status
-    note: str
-
-
-def _rules(*rows: tuple[str, Status, str]) -> tuple[Rule, ...]:
-    return tuple(Rule(*row) for row in rows)
-
-
-MESSAGES_FIELDS = _rules(
+MESSAGES_FIELDS = rules(
     ("model", "supported", "required; a model this node serves, never mapped to another"),
     ("max_tokens", "supported", "required; at most the model's output limit"),
     ("messages", "supported", "required; consecutive turns of one role are combined"),
@@ -59,7 +44,7 @@ MESSAGES_FIELDS = _rules(
     ("fallbacks", "refused", "no name is ever mapped to another model"),
 )
 
-COUNT_TOKENS_FIELDS = _rules(
+COUNT_TOKENS_FIELDS = rules(
     ("model", "supported", "required"),
     ("messages", "supported", "required; counted with the model's own chat template"),
     ("system", "supported", "as on /v1/messages"),
@@ -74,7 +59,7 @@ COUNT_TOKENS_FIELDS = _rules(
     ("mcp_servers", "refused", "as on /v1/messages"),
 )
 
-CONTENT_BLOCKS = _rules(
+CONTENT_BLOCKS = rules(
     ("text", "supported", "must be non-empty; `cache_control` ignored; `citations` refused"),
     ("tool_use", "supported", "assistant turns; must be answered by `tool_result`"),
     ("tool_result", "supported", "user turns; string or text-block content, `is_error`"),
@@ -99,7 +84,7 @@ CONTENT_BLOCKS = _rules(
     ("compaction", "refused", "no server-side compaction"),
 )
 
-TOOL_FIELDS = _rules(
+TOOL_FIELDS = rules(
     ("name", "supported", "1-128 characters of letters, digits, `_` and `-`; unique"),
     ("input_schema", "supported", "a JSON Schema object; enforced by grammar"),
     ("description", "supported", "shown to the model"),
@@ -112,7 +97,7 @@ TOOL_FIELDS = _rules(
     ("allowed_callers", "ignored", "every call is direct"),
 )
 
-TOOL_TYPES = _rules(
+TOOL_TYPES = rules(
     ("custom", "supported", "executed by the client, declared with `input_schema`"),
     ("bash_*", "refused", "Anthropic-defined tool: declare it as a custom tool instead"),
     ("text_editor_*", "refused", "Anthropic-defined tool: declare it as a custom tool instead"),
@@ -125,24 +110,13 @@ TOOL_TYPES = _rules(
     ("mcp_toolset", "refused", "server-side MCP connection"),
 )
 
-HEADERS_AND_QUERY = _rules(
+HEADERS_AND_QUERY = rules(
     ("x-api-key", "supported", "the B3OS key"),
     ("authorization", "supported", "`Bearer <B3OS key>`"),
     ("anthropic-version", "ignored", "accepted, not required"),
     ("anthropic-beta", "ignored", "any value; features are chosen by the body fields"),
     ("?beta=true", "ignored", "the query string of the SDKs' beta calls"),
 )
-
-
-def names(rules: tuple[Rule, ...], status: Status) -> tuple[str, ...]:
-    return tuple(r.name for r in rules if r.status == status)
-
-
-def rule(rules: tuple[Rule, ...], name: str) -> Rule | None:
-    for item in rules:
-        if item.name == name or (item.name.endswith("*") and name.startswith(item.name[:-1])):
-            return item
-    return None
 
 
 _TABLES = (
@@ -157,21 +131,10 @@ _TABLES = (
 
 def render_markdown() -> str:
     """The tables as they appear in docs/anthropic.md."""
-    out = []
-    for title, rules in _TABLES:
-        out.append(f"### {title}\n")
-        for status in ("supported", "ignored", "refused"):
-            rows = [r for r in rules if r.status == status]
-            if not rows:
-                continue
-            label = {"supported": "Supported", "ignored": "Accepted and ignored",
-                     "refused": "Refused (400, `unsupported_parameter`)"}[status]
-            out.append(f"**{label}**\n")
-            out.append("| name | notes |\n|---|---|")
-            out.extend(f"| `{r.name}` | {r.note} |" for r in rows)
-            out.append("")
-    return "\n".join(out)
+    return render_tables(_TABLES)
 
+
+__all__ = ["Rule", "names", "render_markdown", "rule"]
 
 if __name__ == "__main__":
     print(render_markdown())

@@ -526,6 +526,12 @@ def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler
 
 def _chain(sampling: Sampling, n_vocab: int, window: int) -> Any:
     chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+    if sampling.logit_bias:
+        biases = (ll.llama_logit_bias * len(sampling.logit_bias))()
+        for slot, (token, bias) in zip(biases, sampling.logit_bias, strict=True):
+            slot.token, slot.bias = token, bias
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_logit_bias(
+            n_vocab, len(sampling.logit_bias), biases))
     if sampling.presence_penalty or sampling.frequency_penalty:
         # the window is every token this request may generate (the chain sees only those)
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_penalties(

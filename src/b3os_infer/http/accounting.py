@@ -9,12 +9,12 @@ tests of the node) nothing is accounted.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import Protocol
+from collections.abc import AsyncGenerator, Callable
+from typing import Protocol, TypeVar
 
 from starlette.requests import Request
 
-from ..core import ChatEvent, Finished, Usage
+from ..core import Finished, Usage
 
 ACCOUNTING_KEY = "b3os.accounting"
 
@@ -25,6 +25,13 @@ class Accounting(Protocol):
     async def settle(self, model_id: str, usage: Usage | None) -> None:
         """``usage`` is None when the request failed or was abandoned before finishing."""
         ...
+
+
+T = TypeVar("T")
+
+
+def _finished_usage(event: object) -> Usage | None:
+    return event.usage if isinstance(event, Finished) else None
 
 
 class Admission:
@@ -41,14 +48,16 @@ class Admission:
         self._settled = True
         await self._accounting.settle(self._model_id, usage)
 
-    async def watch(self, events: AsyncGenerator[ChatEvent, None]
-                    ) -> AsyncGenerator[ChatEvent, None]:
-        """Pass a stream through, settling with its final usage, or None if it broke off."""
+    async def watch(self, events: AsyncGenerator[T, None],
+                    usage_of: Callable[[T], Usage | None] = _finished_usage
+                    ) -> AsyncGenerator[T, None]:
+        """Pass a stream through, settling with its final usage, or None if it broke off.
+
+        ``usage_of`` picks the usage out of the event that ends the stream."""
         usage: Usage | None = None
         try:
             async for event in events:
-                if isinstance(event, Finished):
-                    usage = event.usage
+                usage = usage_of(event) or usage
                 yield event
         finally:
             await events.aclose()

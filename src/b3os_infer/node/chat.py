@@ -18,6 +18,7 @@ from ..core import (
     ChatResult,
     Finished,
     Part,
+    Sampling,
     Started,
     StopReason,
     TextDelta,
@@ -25,6 +26,7 @@ from ..core import (
     ThinkingDelta,
     ThinkingEnd,
     ThinkingPart,
+    TokenLogprob,
     Tool,
     ToolCallDelta,
     ToolCallEnd,
@@ -39,6 +41,7 @@ from ..engine.base import (
     GenerationRequest,
     Grammar,
     ReasoningBudget,
+    TokenEvent,
 )
 from ..errors import InvalidRequest
 from .chat_template import ChatTemplate
@@ -122,13 +125,14 @@ class ChatModel:
 
     # ---- generation ------------------------------------------------------------
 
-    def _check_window(self, prompt: Prompt) -> int:
+    def room(self, tokens: list[int], param: str = "messages") -> int:
+        """Tokens left for the reply after the prompt, which must fit the window."""
         window = self.card.context_window
-        if len(prompt.tokens) >= window:
-            raise InvalidRequest(f"prompt is too long: {len(prompt.tokens)} tokens > "
+        if len(tokens) >= window:
+            raise InvalidRequest(f"prompt is too long: {len(tokens)} tokens > "
                                  f"{window - 1} maximum", code="context_length_exceeded",
-                                 param="messages")
-        return window - len(prompt.tokens)
+                                 param=param)
+        return window - len(tokens)
 
     def _grammar(self, request: ChatRequest) -> Grammar | None:
         tools = self._tools(request)
@@ -146,8 +150,16 @@ class ChatModel:
     def _think_close_tokens(self) -> list[int]:
         return self.engine.tokenize(THINK_CLOSE, add_special=False)
 
+    def check_logit_bias(self, sampling: Sampling) -> None:
+        vocab = self.engine.info.vocab_size
+        for token, _ in sampling.logit_bias:
+            if token >= vocab:
+                raise InvalidRequest(f"logit_bias: token id {token} is not in this model's "
+                                     f"vocabulary (0 to {vocab - 1})", param="logit_bias")
+
     def generation(self, request: ChatRequest, prompt: Prompt) -> GenerationRequest:
-        room = self._check_window(prompt)
+        room = self.room(prompt.tokens)
+        self.check_logit_bias(request.sampling)
         reasoning = None
         if prompt.opens_thinking and request.thinking is not None:
             reasoning = ReasoningBudget(
@@ -155,7 +167,17 @@ class ChatModel:
                 close_tokens=self._think_close_tokens)
         return GenerationRequest(prompt=prompt.tokens, max_tokens=min(request.max_tokens, room),
                                  sampling=request.sampling, grammar=self._grammar(request),
-                                 reasoning=reasoning)
+                                 reasoning=reasoning, top_logprobs=request.top_logprobs)
+
+    def scored(self, event: TokenEvent) -> TokenLogprob | None:
+        if event.logprob is None:
+            return None
+        data = self.engine.token_bytes(event.token)
+        top = tuple((self._piece(t), self.engine.token_bytes(t), lp) for t, lp in event.top)
+        return TokenLogprob(data.decode("utf-8", "replace"), data, event.logprob, top)
+
+    def _piece(self, token: int) -> str:
+        return self.engine.token_bytes(token).decode("utf-8", "replace")
 
     async def stream(self, request: ChatRequest,
                      prompt: Prompt | None = None) -> AsyncGenerator[ChatEvent, None]:
@@ -189,7 +211,12 @@ class ChatModel:
                     yield Finished(reason, None, _usage(prompt, cached, event.generated_tokens))
                     return
                 generated += 1 if event.token >= 0 else 0
-                for out in _stop_text(parser.feed(event.text), stops):
+                was_text = parser.in_text
+                replies = _stop_text(parser.feed(event.text), stops)
+                scored = self.scored(event)
+                if scored is not None and was_text and parser.in_text:
+                    yield scored
+                for out in replies:
                     if isinstance(out, Finished):
                         yield _with_usage(out, _usage(prompt, cached, generated))
                         return
@@ -225,19 +252,21 @@ def _with_usage(finished: Finished, usage: Usage) -> Finished:
 
 async def fold(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:
     """A whole reply from its events: the non-streaming form of the same generation."""
-    folder = _Folder()
+    folder = Folder()
     async with aclosing(events):
         async for event in events:
             if isinstance(event, Finished):
-                return ChatResult(folder.parts, event.stop_reason, event.stop_sequence,
-                                  event.usage)
+                return folder.result(event)
             folder.add(event)
     raise RuntimeError("the generation ended without a final event")
 
 
-class _Folder:
+class Folder:
+    """Events of one reply gathered into its parts."""
+
     def __init__(self) -> None:
         self.parts: list[Part] = []
+        self.logprobs: list[TokenLogprob] | None = None
         self._thinking: list[str] = []
         self._call: ToolCallStart | None = None
 
@@ -256,8 +285,14 @@ class _Folder:
             self._call = event
         elif isinstance(event, ToolCallEnd) and self._call is not None:
             self.parts.append(ToolCallPart(self._call.id, self._call.name, event.input))
+        elif isinstance(event, TokenLogprob):
+            self.logprobs = (self.logprobs or []) + [event]
         elif isinstance(event, ToolCallDelta | Started):
             return
 
+    def result(self, finished: Finished) -> ChatResult:
+        return ChatResult(self.parts, finished.stop_reason, finished.stop_sequence,
+                          finished.usage, self.logprobs)
 
-__all__ = ["ChatModel", "Prompt", "fold"]
+
+__all__ = ["ChatModel", "Folder", "Prompt", "fold"]

@@ -83,6 +83,11 @@ class ReplyParser:
 
     # ---- public ----------------------------------------------------------------
 
+    @property
+    def in_text(self) -> bool:
+        """Whether what is fed now is reply text (not reasoning, not a tool call)."""
+        return self._state == "text"
+
     def feed(self, text: str) -> list[ChatEvent]:
         self._buffer += text
         events: list[ChatEvent] = []

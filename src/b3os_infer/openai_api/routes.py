@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
@@ -10,13 +11,16 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import ids
+from ..core import ChatRequest, Usage
 from ..edge.auth import allowed_models
 from ..http.accounting import admit
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, until_disconnect
 from ..http.sse import SSE_HEADERS
-from ..node.chat import ChatModel, fold
+from ..node.chat import ChatModel
+from ..node.choices import AllFinished, ChoiceEvent, fold_choices, merged
 from ..node.registry import ModelRegistry
+from .completions import completions
 from .decode import decode_chat_request
 from .encode import ChunkEncoder, completion_body, encode_chunks
 
@@ -25,21 +29,36 @@ def _registry(request: Request) -> ModelRegistry:
     return request.app.state.registry
 
 
+def choice_requests(chat: ChatRequest, n: int) -> list[ChatRequest]:
+    """``n`` copies; with a seed, choice ``i`` samples with ``seed + i``."""
+    seed = chat.sampling.seed
+    return [chat if seed is None or i == 0 else
+            replace(chat, sampling=replace(chat.sampling, seed=seed + i)) for i in range(n)]
+
+
+def _all_finished_usage(item: ChoiceEvent | AllFinished) -> Usage | None:
+    return item.usage if isinstance(item, AllFinished) else None
+
+
 @endpoint
 async def chat_completions(request: Request) -> Response:
     chat, options = decode_chat_request(await json_body(request))
     model = _registry(request).get(chat.model)
     chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
     prompt = model.prompt(chat)
-    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
-    events = admission.watch(model.stream(chat, prompt))
+    admission = await admit(request, chat.model, len(prompt.tokens),
+                            chat.max_tokens * options.n)
+    streams = [model.stream(c, prompt) for c in choice_requests(chat, options.n)]
+    events = admission.watch(merged(streams), _all_finished_usage)
     completion_id, created = ids.completion_id(), int(time.time())
     if not options.stream:
-        result = await until_disconnect(request, fold(events))
-        return JSONResponse(completion_body(completion_id, created, chat.model, result))
+        results, usage = await until_disconnect(request, fold_choices(events, options.n))
+        return JSONResponse(completion_body(completion_id, created, chat.model, results, usage,
+                                            options.logprobs))
     first = await anext(events)
-    encoder = ChunkEncoder(completion_id, created, chat.model, options.include_usage)
-    body = encode_chunks(prepend(first, events), encoder, as_infer_error)
+    encoder = ChunkEncoder(completion_id, created, chat.model,
+                           include_usage=options.include_usage, logprobs=options.logprobs)
+    body = encode_chunks(prepend(first, events), encoder.encode, as_infer_error)
     return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
@@ -81,6 +100,7 @@ async def get_model(request: Request) -> Response:
 def routes(prefix: str) -> list[Route]:
     return [
         Route(prefix + "/chat/completions", chat_completions, methods=["POST"]),
+        Route(prefix + "/completions", completions, methods=["POST"]),
         Route(prefix + "/models", list_models, methods=["GET"]),
         Route(prefix + "/models/{model_id:path}", get_model, methods=["GET"]),
     ]

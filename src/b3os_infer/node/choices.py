@@ -1,0 +1,95 @@
+"""Several choices of one request, generated side by side and read as one stream.
+
+The engine batches the choices like any concurrent requests; here their event streams
+are interleaved, each event tagged with its choice, and one ``AllFinished`` closes the
+whole with the usage of all choices (the prompt counted once, the outputs summed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing, suppress
+from dataclasses import dataclass
+
+from ..core import ChatEvent, ChatResult, Finished, Usage
+from .chat import Folder
+
+
+@dataclass(frozen=True)
+class ChoiceEvent:
+    index: int
+    event: ChatEvent
+
+
+@dataclass(frozen=True)
+class AllFinished:
+    usage: Usage
+
+
+def total_usage(finals: list[Usage]) -> Usage:
+    first = finals[0]
+    return Usage(first.input_tokens, sum(u.output_tokens for u in finals), first.cached_tokens)
+
+
+async def merged(streams: list[AsyncGenerator[ChatEvent, None]],
+                 combine: Callable[[list[Usage]], Usage] = total_usage
+                 ) -> AsyncGenerator[ChoiceEvent | AllFinished, None]:
+    """Events of every stream as they come; a failure in one ends them all. ``combine``
+    makes the usage of the whole from each choice's (in choice order)."""
+    if len(streams) == 1:  # the common case, without tasks
+        async with aclosing(streams[0]) as only:
+            async for event in only:
+                yield ChoiceEvent(0, event)
+                if isinstance(event, Finished):
+                    yield AllFinished(combine([event.usage]))
+        return
+    queue: asyncio.Queue[tuple[int, ChatEvent | BaseException | None]] = asyncio.Queue()
+
+    async def pump(index: int, stream: AsyncGenerator[ChatEvent, None]) -> None:
+        try:
+            async with aclosing(stream):
+                async for event in stream:
+                    await queue.put((index, event))
+            await queue.put((index, None))
+        except Exception as exc:  # noqa: BLE001 - handed to the reader
+            await queue.put((index, exc))
+
+    tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(streams)]
+    finals: dict[int, Usage] = {}
+    try:
+        running = len(tasks)
+        while running:
+            index, item = await queue.get()
+            if item is None:
+                running -= 1
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            if isinstance(item, Finished):
+                finals[index] = item.usage
+            yield ChoiceEvent(index, item)
+        yield AllFinished(combine([finals[i] for i in sorted(finals)]))
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with suppress(asyncio.CancelledError):
+                await task
+
+
+async def fold_choices(events: AsyncGenerator[ChoiceEvent | AllFinished, None], count: int
+                       ) -> tuple[list[ChatResult], Usage]:
+    """Every choice whole, and the usage of all of them."""
+    folders = [Folder() for _ in range(count)]
+    results: list[ChatResult | None] = [None] * count
+    async with aclosing(events):
+        async for item in events:
+            if isinstance(item, AllFinished):
+                return [r for r in results if r is not None], item.usage
+            event = item.event
+            if isinstance(event, Finished):
+                results[item.index] = folders[item.index].result(event)
+            else:
+                folders[item.index].add(event)
+    raise RuntimeError("the generation ended without a final event")

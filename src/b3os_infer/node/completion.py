@@ -1,0 +1,54 @@
+"""Raw completions: the model continues the prompt text itself, no template, no parsing.
+
+The same engine, stop matching, log-probabilities and usage as chat replies; only the
+reply is never split into reasoning or tool calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+
+from ..core import ChatEvent, Finished, Started, TextDelta, TextRequest, Usage
+from ..engine.base import Admitted, GenerationDone, GenerationRequest
+from .chat import ChatModel
+from .stops import StopMatcher
+
+
+async def stream_text(model: ChatModel, request: TextRequest
+                      ) -> AsyncGenerator[ChatEvent, None]:
+    room = model.room(request.prompt, param="prompt")
+    model.check_logit_bias(request.sampling)
+    generation = GenerationRequest(prompt=request.prompt,
+                                   max_tokens=min(request.max_tokens, room),
+                                   sampling=request.sampling, top_logprobs=request.top_logprobs)
+    stops = StopMatcher(request.stop)
+    cached = generated = 0
+
+    def usage() -> Usage:
+        return Usage(len(request.prompt) - cached, generated, cached)
+
+    async with aclosing(model.engine.generate(generation)) as events:
+        async for event in events:
+            if isinstance(event, Admitted):
+                cached = event.cached_tokens
+                yield Started(usage())
+            elif isinstance(event, GenerationDone):
+                tail = stops.flush()
+                if tail:
+                    yield TextDelta(tail)
+                generated = event.generated_tokens
+                yield Finished("max_tokens" if event.reason == "length" else "end_turn", None,
+                               usage())
+                return
+            else:
+                generated += 1 if event.token >= 0 else 0
+                scored = model.scored(event)
+                if scored is not None:
+                    yield scored
+                safe, matched = stops.feed(event.text)
+                if safe:
+                    yield TextDelta(safe)
+                if matched is not None:
+                    yield Finished("stop_sequence", matched, usage())
+                    return
