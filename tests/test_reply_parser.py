@@ -97,3 +97,13 @@ def test_omitted_thinking_still_signs_the_hidden_text():
 def test_a_tag_prefix_that_is_not_a_tag_is_released():
     events, _ = run("a <tool_cal b", 1, thinking=False, tools=True)
     assert summary(events) == [("text", "a <tool_cal b")]
+
+
+@pytest.mark.parametrize("size", [1, 5, 200])
+def test_a_call_cut_off_before_its_name_leaves_no_markup_in_the_text(size):
+    reply = '<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\n<tool_call>\n{"'
+    events, parser = run(reply, size, thinking=False, tools=True)
+    assert [item[0] for item in summary(events)] == ["call"]
+    assert parser.calls == 1
+    events, _ = run('Hello <tool_call>\n{"na', size, thinking=False, tools=True)
+    assert summary(events) == [("text", "Hello")]

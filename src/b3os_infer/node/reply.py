@@ -160,9 +160,11 @@ class ReplyParser:
     def _on_header(self, final: bool) -> list[ChatEvent]:
         match = _HEADER.match(self._buffer)
         if match is None:
-            if final and self._buffer.strip():
+            if final and self._buffer.strip() and self.calls == 0 and \
+                    not self._buffer.lstrip().startswith("{"):
+                # not a call after all: the model wrote the tag as text
                 return [TextDelta(CALL_OPEN + self._take(len(self._buffer)))]
-            return []
+            return []  # a call cut off before its name: nothing of it is usable
         name = json.loads(f'"{match.group(1)}"')
         self._buffer = self._buffer[match.end():]
         self._state = "arguments"
