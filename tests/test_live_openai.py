@@ -66,8 +66,8 @@ def test_unknown_model_is_not_found_with_the_b3os_code(client):
 
 def test_bad_parameters_are_bad_requests(client):
     with pytest.raises(openai.BadRequestError) as info:
-        client.chat.completions.create(model=MODEL, messages=PROMPT, n=3)
-    assert info.value.code == "unsupported_parameter" and info.value.param == "n"
+        client.chat.completions.create(model=MODEL, messages=PROMPT, n=9)
+    assert info.value.code == "invalid_request" and info.value.param == "n"
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model=MODEL, messages=PROMPT, temperature=3)
     assert info.value.param == "temperature"
