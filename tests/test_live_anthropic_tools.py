@@ -185,3 +185,21 @@ def test_shared_prefix_is_read_from_cache_and_excluded_from_input(client):
     assert second.usage.cache_read_input_tokens > 200
     assert second.usage.input_tokens + second.usage.cache_read_input_tokens == \
         counted.input_tokens
+
+
+CITY = {"type": "object", "additionalProperties": False, "required": ["name", "population"],
+        "properties": {"name": {"type": "string", "maxLength": 40},
+                       "population": {"type": "integer", "minimum": 0}}}
+
+
+def test_output_config_format_constrains_the_reply_streamed_and_not(client, live):
+    extra = {"top_k": 1, "output_config": {"format": {"type": "json_schema", "schema": CITY}}}
+    kwargs = dict(model=MODEL, max_tokens=80,
+                  messages=[{"role": "user", "content": "Describe Paris as JSON."}])
+    client.messages.create(**kwargs, extra_body=extra)  # warm the cache for both runs
+    whole = client.messages.create(**kwargs, extra_body=extra)
+    assert whole.stop_reason == "end_turn"
+    value = json.loads(whole.content[0].text)
+    jsonschema.validate(value, CITY)
+    streamed = raw_stream(live, {**kwargs, **extra})
+    assert streamed["content"][0]["text"] == whole.content[0].text
