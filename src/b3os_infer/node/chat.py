@@ -33,6 +33,7 @@ from ..core import (
     Usage,
 )
 from ..engine.base import (
+    NOT_A_TOKEN,
     Admitted,
     Engine,
     GenerationDone,
@@ -188,7 +189,7 @@ class ChatModel:
                         "tool_use" if parser.calls else "end_turn"
                     yield Finished(reason, None, _usage(prompt, cached, event.generated_tokens))
                     return
-                generated += 1 if event.token >= 0 else 0
+                generated += 0 if event.token == NOT_A_TOKEN else 1
                 for out in _stop_text(parser.feed(event.text), stops):
                     if isinstance(out, Finished):
                         yield _with_usage(out, _usage(prompt, cached, generated))
