@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,6 +21,7 @@ import httpx
 
 from ..errors import InferError, InternalError, InvalidRequest, Overloaded
 from .base import (
+    NOT_A_TOKEN,
     Admitted,
     EngineEvent,
     EngineInfo,
@@ -43,6 +45,19 @@ class UpstreamTokenizer(Protocol):
     def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
     def token_bytes(self, token: int) -> bytes: ...
     def detokenize(self, tokens: list[int]) -> str: ...
+
+
+@dataclass
+class _Progress:
+    """Where a generation stands across the upstream requests it is spliced from."""
+
+    context: list[int]
+    kept: str = ""
+    generated: int = 0
+    cached: int = 0
+    admitted: bool = False
+    done: bool = False
+    cut: Cut | None = None
 
 
 @dataclass
@@ -114,50 +129,68 @@ class UpstreamEngine:
             raise InvalidRequest("the prompt and max_tokens exceed the context window",
                                  param="max_tokens")
         director = Director(request.grammar, request.reasoning)
-        context, kept, generated, cached = list(request.prompt), "", 0, 0
+        state = _Progress(list(request.prompt))
         self._running += 1
         try:
             while True:
-                segment = self._segment(request, context, request.max_tokens - generated,
-                                        director.active_grammar())
-                cut: Cut | None = None
-                async for piece in segment:
-                    if isinstance(piece, int):   # the request was admitted upstream
-                        if generated == 0 and not kept:
-                            cached = piece
-                            yield Admitted(len(request.prompt), cached)
-                        continue
-                    generated += piece.count
-                    text, cut = director.feed(piece.text, piece.count)
-                    kept += text
-                    for event in _events(piece, text):
+                state.cut = None
+                async with aclosing(self._pieces(request, state, director)) as events:
+                    async for event in events:
                         yield event
-                    if piece.finish is not None and cut is None:
-                        text, cut = director.finish(_reason(piece.finish))
-                        kept += text
-                        if text:
-                            yield TokenEvent(token=-1, text=text)
-                        if cut is None:
-                            yield GenerationDone(_reason(piece.finish), len(request.prompt),
-                                                 cached, generated)
-                            return
-                    if cut is not None:
-                        break
-                await segment.aclose()
-                if cut is None:
+                if state.done:
+                    return
+                if state.cut is None:
                     raise InternalError("the model service ended its stream without a "
                                         "finish reason")
-                for token in cut.forced[:max(request.max_tokens - generated, 0)]:
-                    generated += 1
-                    yield TokenEvent(token=token, text=self.token_bytes(token).decode(
-                        "utf-8", "replace"))
-                context += self.tokenize(kept, add_special=False) + cut.forced
-                kept = ""
-                if generated >= request.max_tokens:
-                    yield GenerationDone("length", len(request.prompt), cached, generated)
+                for event in self._splice(request, state, state.cut):
+                    yield event
+                if state.generated >= request.max_tokens:
+                    yield GenerationDone("length", len(request.prompt), state.cached,
+                                         state.generated)
                     return
         finally:
             self._running -= 1
+
+    async def _pieces(self, request: GenerationRequest, state: _Progress,
+                      director: Director) -> AsyncGenerator[EngineEvent, None]:
+        """One upstream request's events; it sets ``state.done`` or ``state.cut``."""
+        segment = self._segment(request, state.context, request.max_tokens - state.generated,
+                                director.active_grammar())
+        async with aclosing(segment):
+            async for piece in segment:
+                if isinstance(piece, int):   # the engine took the request
+                    if not state.admitted:
+                        state.admitted, state.cached = True, piece
+                        yield Admitted(len(request.prompt), piece)
+                    continue
+                state.generated += piece.count
+                text, cut = director.feed(piece.text, piece.count)
+                state.kept += text
+                for event in _events(piece, text):
+                    yield event
+                if piece.finish is not None and cut is None:
+                    text, cut = director.finish(_reason(piece.finish))
+                    state.kept += text
+                    if text:
+                        yield TokenEvent(token=NOT_A_TOKEN, text=text)
+                    if cut is None:
+                        state.done = True
+                        yield GenerationDone(_reason(piece.finish), len(request.prompt),
+                                             state.cached, state.generated)
+                        return
+                if cut is not None:
+                    state.cut = cut
+                    return
+
+    def _splice(self, request: GenerationRequest, state: _Progress,
+                cut: Cut) -> list[TokenEvent]:
+        """The forced tokens as events, and the next request's prompt."""
+        forced = cut.forced[:max(request.max_tokens - state.generated, 0)]
+        state.generated += len(forced)
+        state.context += self.tokenize(state.kept, add_special=False) + forced
+        state.kept = ""
+        return [TokenEvent(token=t, text=self.token_bytes(t).decode("utf-8", "replace"))
+                for t in forced]
 
     async def _segment(self, request: GenerationRequest, context: list[int], max_tokens: int,
                        grammar: str | None) -> AsyncGenerator[Piece | int, None]:
