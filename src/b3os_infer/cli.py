@@ -64,16 +64,18 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: object) -> 
     """
     import uvicorn
 
-    from .node.loader import load_gguf_model
+    from .node.loader import load_model
     from .node.registry import ModelRegistry
 
     registry = ModelRegistry()
     try:
-        registry.add(load_gguf_model(config.model, config.engine, secret))
+        for model in config.served():
+            registry.add(load_model(model, config.engine, secret))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
-    print(f"serving {config.model.id} at http://{host}:{port}/v1/infer", flush=True)
+    ids = ", ".join(m.id for m in config.served())
+    print(f"serving {ids} at http://{host}:{port}/v1/infer", flush=True)
     uvicorn.run(build(registry), host=host, port=port,  # type: ignore[operator]
                 log_level="info", access_log=False)
     return 0

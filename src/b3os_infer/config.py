@@ -34,12 +34,25 @@ class EngineConfig:
     kv_type: str = "q8_0"
 
 
+ENGINES = ("llamacpp", "upstream")
+FLAVOURS = ("vllm", "sglang", "llama-server", "llama-cpp-python")
+
+
 @dataclass
 class ModelConfig:
+    """One served model: its id, what serves it, and where its tokenizer comes from."""
+
     id: str = DEFAULT_MODEL_ID
     display_name: str = DEFAULT_MODEL_NAME
-    path: str | None = None
+    kind: str = "chat"
+    engine: str = "llamacpp"           # or "upstream": an engine reached over HTTP
+    path: str | None = None            # llamacpp: the GGUF (default: the embedded model)
     context_window: int | None = None
+    url: str | None = None             # upstream: its base URL, e.g. http://gpu1:8000
+    flavour: str | None = None         # upstream: vllm, sglang, llama-server, ...
+    served_name: str | None = None     # upstream: the model name it expects (default: id)
+    tokenizer: str | None = None       # upstream: a GGUF file or a Hugging Face tokenizer dir
+    api_key: str | None = None         # upstream: sent as Authorization: Bearer
 
 
 @dataclass
@@ -54,9 +67,14 @@ class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
+    models: list[ModelConfig] = field(default_factory=list)   # [[models]]; else [model]
     edge: EdgeConfig = field(default_factory=EdgeConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     concurrency: QueueConfig = field(default_factory=QueueConfig)
+
+    def served(self) -> list[ModelConfig]:
+        """The models this node serves: the ``[[models]]`` list, or the single ``[model]``."""
+        return self.models or [self.model]
 
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
@@ -83,12 +101,52 @@ def load_config(path: Path | None) -> Config:
             kind = LimitsConfig if name == "limits" else QueueConfig
             setattr(config, name, kind(default, models))
             continue
+        if name == "models":
+            config.models = _models(table, str(path), "model" in data)
+            continue
         if name not in _SECTIONS or not isinstance(table, dict):
             raise ConfigError(f"{path}: unknown section [{name}]")
         _apply(getattr(config, name), table, f"{path} [{name}]")
+        if name == "model":
+            _check_model(config.model, f"{path} [model]")
     if config.edge.max_body_bytes < 1:
         raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
     return config
+
+
+def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
+    if single:
+        raise ConfigError(f"{where}: use either [model] or [[models]], not both")
+    if not isinstance(tables, list) or not tables:
+        raise ConfigError(f"{where}: [[models]] should be one or more tables")
+    models = []
+    for index, table in enumerate(tables):
+        label = f"{where} [[models]] #{index + 1}"
+        if not isinstance(table, dict) or "id" not in table:
+            raise ConfigError(f"{label}: every model needs an id")
+        model = ModelConfig(display_name=str(table["id"]))
+        _apply(model, table, label)
+        _check_model(model, label)
+        models.append(model)
+    ids = [m.id for m in models]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{where}: [[models]] ids must differ")
+    return models
+
+
+def _check_model(model: ModelConfig, where: str) -> None:
+    if model.kind != "chat":
+        raise ConfigError(f"{where}: kind {model.kind!r} is not served yet; kinds: chat")
+    if model.engine not in ENGINES:
+        raise ConfigError(f"{where}: engine should be one of {', '.join(ENGINES)}")
+    if model.engine == "llamacpp":
+        return
+    if not model.url or model.flavour not in FLAVOURS:
+        raise ConfigError(f"{where}: an upstream model needs url and flavour "
+                          f"({', '.join(FLAVOURS)})")
+    if not model.tokenizer:
+        raise ConfigError(f"{where}: an upstream model needs tokenizer: a GGUF file or a "
+                          "Hugging Face tokenizer directory, for its chat template and tokens")
 
 
 def _per_model(name: str, tables: dict[str, Any], where: str

@@ -48,9 +48,15 @@ class GenerationRequest:
     top_logprobs: int | None = None
 
 
+NOT_A_TOKEN = -1   # TokenEvent.token of text that is no generated token (a decoder's tail)
+
+
 @dataclass(frozen=True)
 class TokenEvent:
     """One sampled token and the text it completes (may be empty mid-character).
+
+    ``token`` is its id; an engine that streams a token's text without its id uses a
+    negative number other than ``NOT_A_TOKEN`` (the token still counts as generated).
 
     With ``top_logprobs`` asked for, ``logprob`` is the token's log-probability under the
     model's distribution (before sampling settings) and ``top`` the most likely

@@ -52,6 +52,12 @@ def _quiet_log(level: int, text: bytes, user_data: Any) -> None:
         log.error("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
 
 
+def quiet_llama() -> None:
+    """Only llama.cpp's errors reach our log, and its backend is initialised."""
+    ll.llama_log_set(_quiet_log, None)
+    ll.llama_backend_init()
+
+
 @dataclass
 class LlamaCppSettings:
     model_path: str
@@ -162,8 +168,7 @@ class LlamaCppEngine:
 
     def __init__(self, settings: LlamaCppSettings) -> None:
         self.settings = settings
-        ll.llama_log_set(_quiet_log, None)
-        ll.llama_backend_init()
+        quiet_llama()
         model_params = ll.llama_model_default_params()
         self._model = ll.llama_model_load_from_file(settings.model_path.encode(), model_params)
         if not self._model:
@@ -222,12 +227,7 @@ class LlamaCppEngine:
     # ---- metadata and tokens -------------------------------------------------
 
     def metadata(self, key: str) -> str | None:
-        size = ll.llama_model_meta_val_str(self._model, key.encode(), None, 0)
-        if size < 0:
-            return None
-        buf = ctypes.create_string_buffer(size + 1)
-        ll.llama_model_meta_val_str(self._model, key.encode(), buf, size + 1)
-        return buf.value.decode("utf-8", "replace")
+        return model_metadata(self._model, key)
 
     def token_text(self, token: int) -> str:
         text = ll.llama_vocab_get_text(self._vocab, token)
@@ -242,25 +242,10 @@ class LlamaCppEngine:
         return int(ll.llama_vocab_eos(self._vocab))
 
     def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
-        data = text.encode("utf-8")
-        capacity = len(data) + 8
-        tokens = (ll.llama_token * capacity)()
-        count = ll.llama_tokenize(self._vocab, data, len(data), tokens, capacity,
-                                  add_special, True)
-        if count < 0:
-            capacity = -count
-            tokens = (ll.llama_token * capacity)()
-            count = ll.llama_tokenize(self._vocab, data, len(data), tokens, capacity,
-                                      add_special, True)
-        return list(tokens[:count])
+        return vocab_tokenize(self._vocab, text, add_special)
 
     def token_bytes(self, token: int) -> bytes:
-        buf = ctypes.create_string_buffer(64)
-        size = ll.llama_token_to_piece(self._vocab, token, buf, 64, 0, False)
-        if size < 0:
-            buf = ctypes.create_string_buffer(-size)
-            size = ll.llama_token_to_piece(self._vocab, token, buf, -size, 0, False)
-        return buf.raw[:size]
+        return vocab_piece(self._vocab, token, special=False)
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -514,6 +499,39 @@ class LlamaCppEngine:
             generated_tokens=sequence.generated,
         ))
         self._release(sequence)
+
+
+def model_metadata(model: Any, key: str) -> str | None:
+    """A GGUF metadata value of a loaded llama.cpp model, as text."""
+    size = ll.llama_model_meta_val_str(model, key.encode(), None, 0)
+    if size < 0:
+        return None
+    buf = ctypes.create_string_buffer(size + 1)
+    ll.llama_model_meta_val_str(model, key.encode(), buf, size + 1)
+    return buf.value.decode("utf-8", "replace")
+
+
+def vocab_tokenize(vocab: Any, text: str, add_special: bool) -> list[int]:
+    """Token ids of ``text``; special tokens written out in it are parsed as such."""
+    data = text.encode("utf-8")
+    capacity = len(data) + 8
+    tokens = (ll.llama_token * capacity)()
+    count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
+    if count < 0:
+        capacity = -count
+        tokens = (ll.llama_token * capacity)()
+        count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
+    return list(tokens[:count])
+
+
+def vocab_piece(vocab: Any, token: int, *, special: bool) -> bytes:
+    """The bytes of one token; control tokens are empty unless ``special``."""
+    buf = ctypes.create_string_buffer(64)
+    size = ll.llama_token_to_piece(vocab, token, buf, 64, 0, special)
+    if size < 0:
+        buf = ctypes.create_string_buffer(-size)
+        size = ll.llama_token_to_piece(vocab, token, buf, -size, 0, special)
+    return buf.raw[:size]
 
 
 def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:

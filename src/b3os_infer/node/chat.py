@@ -35,6 +35,7 @@ from ..core import (
     Usage,
 )
 from ..engine.base import (
+    NOT_A_TOKEN,
     Admitted,
     Engine,
     GenerationDone,
@@ -210,7 +211,7 @@ class ChatModel:
                         "tool_use" if parser.calls else "end_turn"
                     yield Finished(reason, None, _usage(prompt, cached, event.generated_tokens))
                     return
-                generated += 1 if event.token >= 0 else 0
+                generated += 0 if event.token == NOT_A_TOKEN else 1
                 was_text = parser.in_text
                 replies = _stop_text(parser.feed(event.text), stops)
                 scored = self.scored(event)

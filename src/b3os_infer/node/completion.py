@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from ..core import ChatEvent, Finished, Started, TextDelta, TextRequest, Usage
-from ..engine.base import Admitted, GenerationDone, GenerationRequest
+from ..engine.base import NOT_A_TOKEN, Admitted, GenerationDone, GenerationRequest
 from .chat import ChatModel
 from .stops import StopMatcher
 
@@ -42,7 +42,7 @@ async def stream_text(model: ChatModel, request: TextRequest
                                usage())
                 return
             else:
-                generated += 1 if event.token >= 0 else 0
+                generated += 0 if event.token == NOT_A_TOKEN else 1
                 scored = model.scored(event)
                 if scored is not None:
                     yield scored

@@ -1,0 +1,275 @@
+"""An engine reached over HTTP: vLLM, SGLang, llama.cpp's server or llama-cpp-python's.
+
+The node renders and tokenizes; this adapter sends the token prompt to the engine's
+streaming ``/v1/completions`` and turns its chunks into the seam's events. Closing the
+event stream closes the HTTP stream, which is how each of these engines learns that a
+request is abandoned (they abort it on disconnect). Lazy grammars and reasoning budgets
+are done by splicing requests (``splice.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx
+
+from ..errors import InferError, InternalError, InvalidRequest, Overloaded
+from .base import (
+    NOT_A_TOKEN,
+    Admitted,
+    EngineEvent,
+    EngineInfo,
+    FinishReason,
+    GenerationDone,
+    GenerationRequest,
+    TokenEvent,
+)
+from .flavours import FLAVOURS, Piece, completion_body, parse_chunk
+from .splice import Cut, Director
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_TOKEN = -2   # the engine streamed a token's text but not its id
+_HEALTH_EVERY_S = 2.0
+
+
+class UpstreamTokenizer(Protocol):
+    """What the adapter needs of the node's tokenizer (see ``node/tokenizers.py``)."""
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
+    def token_bytes(self, token: int) -> bytes: ...
+    def detokenize(self, tokens: list[int]) -> str: ...
+
+
+@dataclass
+class _Progress:
+    """Where a generation stands across the upstream requests it is spliced from."""
+
+    context: list[int]
+    kept: str = ""
+    generated: int = 0
+    cached: int = 0
+    admitted: bool = False
+    done: bool = False
+    cut: Cut | None = None
+
+
+@dataclass
+class UpstreamSettings:
+    url: str
+    flavour: str
+    served_name: str
+    context_window: int
+    api_key: str | None = None
+
+
+class UpstreamEngine:
+    def __init__(self, settings: UpstreamSettings, tokenizer: UpstreamTokenizer,
+                 vocab_size: int) -> None:
+        self.settings = settings
+        self.flavour = FLAVOURS[settings.flavour]
+        self.tokenizer = tokenizer
+        self.info = EngineInfo(context_window=settings.context_window, vocab_size=vocab_size,
+                               description=f"{settings.flavour} at {settings.url}")
+        self._client: httpx.AsyncClient | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._up = False
+        self._running = 0
+        self._warned_count = False
+
+    # ---- tokens and lifecycle -----------------------------------------------------
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
+        return list(self.tokenizer.tokenize(text, add_special=add_special))
+
+    def token_bytes(self, token: int) -> bytes:
+        return bytes(self.tokenizer.token_bytes(token))
+
+    async def start(self) -> None:
+        headers = {"authorization": f"Bearer {self.settings.api_key}"} \
+            if self.settings.api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=self.settings.url.rstrip("/"), headers=headers,
+            timeout=httpx.Timeout(10.0, read=None), limits=httpx.Limits(max_connections=None))
+        self._watch = asyncio.create_task(self._watch_health())
+
+    async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+        if self._client is not None:
+            await self._client.aclose()
+
+    def healthy(self) -> bool:
+        return self._up
+
+    def load(self) -> dict[str, int]:
+        return {"active": self._running, "waiting": 0}
+
+    async def _watch_health(self) -> None:
+        assert self._client is not None
+        while True:
+            try:
+                self._up = (await self._client.get("/v1/models", timeout=5)).status_code == 200
+            except httpx.HTTPError:
+                self._up = False
+            await asyncio.sleep(_HEALTH_EVERY_S)
+
+    # ---- generation ------------------------------------------------------------------
+
+    async def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]:
+        if not request.prompt:
+            raise InvalidRequest("the prompt is empty", param="messages")
+        if len(request.prompt) + request.max_tokens > self.info.context_window:
+            raise InvalidRequest("the prompt and max_tokens exceed the context window",
+                                 param="max_tokens")
+        director = Director(request.grammar, request.reasoning)
+        state = _Progress(list(request.prompt))
+        self._running += 1
+        try:
+            while True:
+                state.cut = None
+                async with aclosing(self._pieces(request, state, director)) as events:
+                    async for event in events:
+                        yield event
+                if state.done:
+                    return
+                if state.cut is None:
+                    raise InternalError("the model service ended its stream without a "
+                                        "finish reason")
+                for event in self._splice(request, state, state.cut):
+                    yield event
+                if state.generated >= request.max_tokens:
+                    yield GenerationDone("length", len(request.prompt), state.cached,
+                                         state.generated)
+                    return
+        finally:
+            self._running -= 1
+
+    async def _pieces(self, request: GenerationRequest, state: _Progress,
+                      director: Director) -> AsyncGenerator[EngineEvent, None]:
+        """One upstream request's events; it sets ``state.done`` or ``state.cut``."""
+        segment = self._segment(request, state.context, request.max_tokens - state.generated,
+                                director.active_grammar())
+        async with aclosing(segment):
+            async for piece in segment:
+                if isinstance(piece, int):   # the engine took the request
+                    if not state.admitted:
+                        state.admitted, state.cached = True, piece
+                        yield Admitted(len(request.prompt), piece)
+                    continue
+                state.generated += piece.count
+                text, cut = director.feed(piece.text, piece.count)
+                state.kept += text
+                for event in _events(piece, text):
+                    yield event
+                if piece.finish is not None and cut is None:
+                    text, cut = director.finish(_reason(piece.finish))
+                    state.kept += text
+                    if text:
+                        yield TokenEvent(token=NOT_A_TOKEN, text=text)
+                    if cut is None:
+                        state.done = True
+                        yield GenerationDone(_reason(piece.finish), len(request.prompt),
+                                             state.cached, state.generated)
+                        return
+                if cut is not None:
+                    state.cut = cut
+                    return
+
+    def _splice(self, request: GenerationRequest, state: _Progress,
+                cut: Cut) -> list[TokenEvent]:
+        """The forced tokens as events, and the next request's prompt."""
+        forced = cut.forced[:max(request.max_tokens - state.generated, 0)]
+        state.generated += len(forced)
+        state.context += self.tokenize(state.kept, add_special=False) + forced
+        state.kept = ""
+        return [TokenEvent(token=t, text=self.token_bytes(t).decode("utf-8", "replace"))
+                for t in forced]
+
+    async def _segment(self, request: GenerationRequest, context: list[int], max_tokens: int,
+                       grammar: str | None) -> AsyncGenerator[Piece | int, None]:
+        """One upstream request: first the cached prompt tokens (an int), then pieces."""
+        if self._client is None:
+            raise InternalError("the engine is not running")
+        prompt: list[int] | str = context if self.flavour.token_prompt \
+            else self.tokenizer.detokenize(context)
+        body = completion_body(self.flavour, model=self.settings.served_name, prompt=prompt,
+                               max_tokens=max_tokens, sampling=request.sampling,
+                               grammar=grammar, top_logprobs=request.top_logprobs)
+        try:
+            async with self._client.stream("POST", "/v1/completions", json=body) as response:
+                if response.status_code != 200:
+                    raise _upstream_error(response.status_code, await response.aread(),
+                                          response.headers.get("retry-after"))
+                yield 0
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        return
+                    piece = parse_chunk(json.loads(data))
+                    self._check_count(piece, len(context))
+                    yield piece
+        except httpx.HTTPError as exc:
+            raise InternalError(f"the model service at {self.settings.url} failed: "
+                                f"{type(exc).__name__}") from exc
+
+    def _check_count(self, piece: Piece, ours: int) -> None:
+        if piece.prompt_tokens is not None and piece.prompt_tokens != ours and \
+                not self._warned_count:
+            self._warned_count = True
+            log.warning("the model service counted %d prompt tokens where the node counted "
+                        "%d: its tokenizer differs from the node's", piece.prompt_tokens, ours)
+
+
+def _reason(finish: str) -> FinishReason:
+    if finish == "length":
+        return "length"
+    if finish == "stop":
+        return "eog"
+    raise InternalError(f"the model service ended the request: {finish}")
+
+
+def _events(piece: Piece, text: str) -> list[TokenEvent]:
+    """One event per token where the engine names them, the text on the last one."""
+    ids = piece.token_ids or (UNKNOWN_TOKEN,) * max(piece.count, 1 if text else 0)
+    if not ids:
+        return []
+    events = []
+    for index, token in enumerate(ids):
+        logprob = piece.logprobs[index] if index < len(piece.logprobs) else None
+        top = piece.top[index] if index < len(piece.top) else ()
+        events.append(TokenEvent(token=token, text=text if index == len(ids) - 1 else "",
+                                 logprob=logprob, top=top))
+    return events
+
+
+def _upstream_error(status: int, body: bytes, retry_after: str | None) -> InferError:
+    message = _message(body)
+    if status in (429, 503):
+        seconds = float(retry_after) if retry_after and retry_after.isdigit() else None
+        return Overloaded(f"the model service is overloaded: {message}", retry_after=seconds)
+    if status in (400, 413, 422):
+        return InvalidRequest(f"the model service refused the request: {message}")
+    return InternalError(f"the model service answered {status}: {message}")
+
+
+def _message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")[:500]
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])[:500]
+    if isinstance(error, str):
+        return error[:500]
+    detail = data.get("detail") if isinstance(data, dict) else None
+    return str(detail or data)[:500]

@@ -1,0 +1,165 @@
+"""Tokenizers of models served by an upstream engine: the node templates and counts itself.
+
+- ``GgufTokenizer``: llama.cpp loads only the vocabulary of a GGUF (``vocab_only``), with
+  its chat template from the metadata; no weights are read.
+- ``HfTokenizer``: a Hugging Face tokenizer directory: ``tokenizer.json`` (read with the
+  ``tokenizers`` package) and ``tokenizer_config.json`` (or ``chat_template.jinja``) for
+  the chat template and special tokens.
+
+Both tokenize as the embedded engine does: special tokens written out in the text are
+parsed as such, and ``token_bytes`` renders control tokens as nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import llama_cpp as ll
+from tokenizers import Tokenizer
+
+from ..engine.llamacpp import model_metadata, quiet_llama, vocab_piece, vocab_tokenize
+
+
+@dataclass(frozen=True)
+class TokenizerInfo:
+    chat_template: str | None
+    bos_token: str
+    eos_token: str
+    vocab_size: int
+    trained_window: int | None
+
+
+class NodeTokenizer(Protocol):
+    info: TokenizerInfo
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
+
+    def token_bytes(self, token: int) -> bytes: ...
+
+    def detokenize(self, tokens: list[int]) -> str:
+        """The text of ``tokens`` with special tokens written out (a text prompt)."""
+        ...
+
+
+def load_tokenizer(source: str) -> NodeTokenizer:
+    path = Path(source)
+    if path.is_dir():
+        return HfTokenizer(path)
+    if path.is_file():
+        return GgufTokenizer(path)
+    raise FileNotFoundError(f"tokenizer not found: {source} (a GGUF file or a Hugging Face "
+                            "tokenizer directory)")
+
+
+class GgufTokenizer:
+    def __init__(self, path: Path) -> None:
+        quiet_llama()
+        params = ll.llama_model_default_params()
+        params.vocab_only = True
+        self._model = ll.llama_model_load_from_file(str(path).encode(), params)
+        if not self._model:
+            raise RuntimeError(f"llama.cpp could not read the vocabulary of {path}")
+        self._vocab = ll.llama_model_get_vocab(self._model)
+        arch = model_metadata(self._model, "general.architecture")
+        trained = model_metadata(self._model, f"{arch}.context_length") if arch else None
+        self.info = TokenizerInfo(
+            chat_template=model_metadata(self._model, "tokenizer.chat_template"),
+            bos_token=self._text(int(ll.llama_vocab_bos(self._vocab))),
+            eos_token=self._text(int(ll.llama_vocab_eos(self._vocab))),
+            vocab_size=int(ll.llama_vocab_n_tokens(self._vocab)),
+            trained_window=int(trained) if trained and trained.isdigit() else None)
+
+    def _text(self, token: int) -> str:
+        text = ll.llama_vocab_get_text(self._vocab, token) if token >= 0 else None
+        return text.decode("utf-8", "replace") if text else ""
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
+        return vocab_tokenize(self._vocab, text, add_special)
+
+    def token_bytes(self, token: int) -> bytes:
+        return vocab_piece(self._vocab, token, special=False)
+
+    def detokenize(self, tokens: list[int]) -> str:
+        data = b"".join(vocab_piece(self._vocab, t, special=True) for t in tokens)
+        return data.decode("utf-8", "replace")
+
+
+class HfTokenizer:
+    def __init__(self, directory: Path) -> None:
+        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        config_path = directory / "tokenizer_config.json"
+        config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+        raw = json.loads((directory / "tokenizer.json").read_text())
+        self._byte_level = _is_byte_level(raw.get("decoder"))
+        self._special = {i for i, t in self._tokenizer.get_added_tokens_decoder().items()
+                         if t.special}
+        window = config.get("model_max_length")
+        self.info = TokenizerInfo(
+            chat_template=_chat_template(directory, config),
+            bos_token=_token_text(config.get("bos_token")),
+            eos_token=_token_text(config.get("eos_token")),
+            vocab_size=self._tokenizer.get_vocab_size(with_added_tokens=True),
+            trained_window=window if isinstance(window, int) and window < 10**8 else None)
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
+        return list(self._tokenizer.encode(text, add_special_tokens=add_special).ids)
+
+    def token_bytes(self, token: int) -> bytes:
+        if token in self._special:
+            return b""
+        piece = self._tokenizer.id_to_token(token)
+        if piece is None:
+            return b""
+        if self._byte_level:
+            return bytes(_BYTE_OF_CHAR[c] for c in piece)
+        if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+            return bytes([int(piece[3:5], 16)])   # SentencePiece byte fallback
+        return piece.replace("\u2581", " ").encode("utf-8")
+
+    def detokenize(self, tokens: list[int]) -> str:
+        return str(self._tokenizer.decode(tokens, skip_special_tokens=False))
+
+
+def _is_byte_level(decoder: Any) -> bool:
+    if not isinstance(decoder, dict):
+        return False
+    if decoder.get("type") == "ByteLevel":
+        return True
+    return any(_is_byte_level(d) for d in decoder.get("decoders", []) or [])
+
+
+def _chat_template(directory: Path, config: dict[str, Any]) -> str | None:
+    jinja = directory / "chat_template.jinja"
+    if jinja.is_file():
+        return jinja.read_text()
+    template = config.get("chat_template")
+    if isinstance(template, list):  # named templates: the default one
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("default") or next(iter(named.values()), None)
+    return template if isinstance(template, str) else None
+
+
+def _token_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("content") or "")
+    return value if isinstance(value, str) else ""
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte-level alphabet: every byte as a printable character."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    chars = list(printable)
+    extra = 0
+    for byte in range(256):
+        if byte not in printable:
+            printable.append(byte)
+            chars.append(256 + extra)
+            extra += 1
+    return {b: chr(c) for b, c in zip(printable, chars, strict=True)}
+
+
+_BYTE_OF_CHAR = {c: b for b, c in _bytes_to_unicode().items()}

@@ -1,0 +1,204 @@
+"""One node, two engines: the embedded llama.cpp and llama-cpp-python's own OpenAI server.
+
+The upstream model is the same GGUF served by a real engine over HTTP (no mock); the node
+templates, counts and parses for both, so both APIs must behave the same on each. Each
+engine gets one thread: two llama.cpp processes on two cores would slow each other badly.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anthropic
+import httpx
+import jsonschema
+import openai
+import pytest
+
+from b3os_infer.node.models import default_model_path
+from conftest import LiveServer, cli, free_port, start_server, stop, wait_healthy
+
+EMBEDDED = "b3os/smollm2-135m-instruct"
+UPSTREAM = "b3os/smollm2-upstream"
+BOTH = [EMBEDDED, UPSTREAM]
+HI = [{"role": "user", "content": "Name one river in Oregon."}]
+WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
+           "input_schema": {"type": "object", "properties": {
+               "city": {"type": "string"},
+               "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+               "required": ["city", "unit"]}}
+GREEDY = {"top_k": 1}
+
+pytestmark = pytest.mark.live
+
+
+def _engine(port: int, log: Path) -> subprocess.Popen[str]:
+    # its output goes to a file: llama.cpp's loader alone would fill a pipe and block it
+    with log.open("w") as out:
+        return subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+         "--model_alias", "smollm2-upstream", "--n_threads", "1", "--n_threads_batch", "1",
+         "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_engine(url: str, process: subprocess.Popen[str], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the engine exited:\n{log.read_text()}")
+        try:
+            if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("the engine did not start in time")
+
+
+def _config(engine_url: str) -> str:
+    return f"""
+[engine]
+threads = 1
+parallel = 1
+
+[[models]]
+id = "{EMBEDDED}"
+display_name = "SmolLM2 embedded"
+context_window = 4096
+
+[[models]]
+id = "{UPSTREAM}"
+display_name = "SmolLM2 over HTTP"
+engine = "upstream"
+flavour = "llama-cpp-python"
+url = "{engine_url}"
+served_name = "smollm2-upstream"
+tokenizer = "{default_model_path()}"
+context_window = 4096
+"""
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    home = tmp_path_factory.mktemp("upstream")
+    engine_url = f"http://127.0.0.1:{free_port()}"
+    engine_log = home / "engine.log"
+    engine = _engine(int(engine_url.rsplit(":", 1)[1]), engine_log)
+    processes = [engine]
+    try:
+        _wait_engine(engine_url, engine, engine_log)
+        (home / "node.toml").write_text(_config(engine_url))
+        key = cli(home, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
+        port = free_port()
+        server = start_server(home, port, "--config", str(home / "node.toml"))
+        processes.append(server)
+        root = f"http://127.0.0.1:{port}"
+        wait_healthy(root, server)
+        yield LiveServer(root=root, key=key, home=home)
+        server.terminate()
+        log = server.communicate(timeout=30)[0]
+        assert "counted" not in log, log   # the engine saw exactly the node's prompt tokens
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                stop(process)
+
+
+@pytest.fixture
+def claude(node):
+    with anthropic.Anthropic(api_key=node.key, base_url=node.base_url, max_retries=0) as c:
+        yield c
+
+
+@pytest.fixture
+def gpt(node):
+    with openai.OpenAI(api_key=node.key, base_url=node.base_url, max_retries=0) as c:
+        yield c
+
+
+def test_both_models_are_listed(claude, gpt):
+    assert {m.id for m in gpt.models.list().data} == set(BOTH)
+    assert {m.id for m in claude.models.list().data} == set(BOTH)
+
+
+@pytest.mark.parametrize("model", BOTH)
+def test_anthropic_stream_and_count_tokens(claude, model):
+    counted = claude.messages.count_tokens(model=model, messages=HI, system="Be brief.")
+    with claude.messages.stream(model=model, max_tokens=6, messages=HI,
+                                system="Be brief.") as stream:
+        texts = list(stream.text_stream)
+        message = stream.get_final_message()
+    assert "".join(texts) == message.content[0].text and message.content[0].text.strip()
+    assert message.stop_reason in ("max_tokens", "end_turn")
+    usage = message.usage
+    assert counted.input_tokens == usage.input_tokens + (usage.cache_read_input_tokens or 0)
+    assert 0 < usage.output_tokens <= 6
+
+
+@pytest.mark.parametrize("model", BOTH)
+def test_openai_stream_with_usage(gpt, claude, model):
+    chunks = list(gpt.chat.completions.create(
+        model=model, max_tokens=6, messages=HI, stream=True,
+        stream_options={"include_usage": True}))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.strip()
+    assert chunks[-1].usage.prompt_tokens == claude.messages.count_tokens(
+        model=model, messages=HI).input_tokens
+    assert 0 < chunks[-1].usage.completion_tokens <= 6
+
+
+# Seen here: with a GBNF grammar, llama-cpp-python 0.3.36's server ended the SSE stream
+# right after prompt processing, without tokens or a finish reason (the node answers 500).
+GRAMMAR_UPSTREAM = pytest.param(UPSTREAM, marks=pytest.mark.xfail(
+    reason="llama-cpp-python's server drops grammar-constrained streams; not yet understood",
+    raises=anthropic.InternalServerError, strict=True))
+
+
+@pytest.mark.parametrize("model", [EMBEDDED, GRAMMAR_UPSTREAM])
+def test_forced_tool_call_is_valid_streamed_and_not(claude, model):
+    kwargs = dict(model=model, max_tokens=60, messages=[
+        {"role": "user", "content": "What is the weather in Paris?"}], tools=[WEATHER],
+        tool_choice={"type": "any", "disable_parallel_tool_use": True}, extra_body=GREEDY)
+    counted = claude.messages.count_tokens(**{k: v for k, v in kwargs.items()
+                                              if k not in ("max_tokens", "extra_body")})
+    message = claude.messages.create(**kwargs)
+    assert message.stop_reason == "tool_use"
+    (call,) = [b for b in message.content if b.type == "tool_use"]
+    jsonschema.validate(call.input, WEATHER["input_schema"])
+    assert counted.input_tokens == message.usage.input_tokens + \
+        (message.usage.cache_read_input_tokens or 0)
+    with claude.messages.stream(**kwargs) as stream:
+        streamed = stream.get_final_message()
+    assert [(b.name, b.input) for b in streamed.content if b.type == "tool_use"] == \
+        [(call.name, call.input)]
+
+
+@pytest.mark.parametrize("model", [EMBEDDED, GRAMMAR_UPSTREAM])
+def test_structured_output_is_valid_json(claude, model):
+    schema = {"type": "object", "properties": {"river": {"type": "string", "maxLength": 20}},
+              "required": ["river"], "additionalProperties": False}
+    message = claude.messages.create(
+        model=model, max_tokens=30, messages=HI, extra_body=GREEDY,
+        output_config={"format": {"type": "json_schema", "schema": schema}})
+    jsonschema.validate(json.loads(message.content[0].text), schema)
+
+
+def test_a_closed_stream_cancels_the_upstream_request(node, claude):
+    # llama-cpp-python's server runs one request at a time: had the abandoned request kept
+    # going (4,000 tokens at one thread), the next one would wait for all of it
+    with claude.messages.stream(model=UPSTREAM, max_tokens=4000, messages=[
+            {"role": "user", "content": "Write a very long story about a river."}],
+            extra_body={"temperature": 1.0}) as stream:
+        for _ in stream.text_stream:
+            break
+    started = time.monotonic()
+    reply = claude.messages.create(model=UPSTREAM, max_tokens=3, messages=HI)
+    assert reply.usage.output_tokens > 0
+    assert time.monotonic() - started < 20
+    assert httpx.get(node.root + "/healthz").json()["models"][UPSTREAM]["active"] == 0
