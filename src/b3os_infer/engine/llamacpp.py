@@ -525,7 +525,10 @@ def vocab_tokenize(vocab: Any, text: str, add_special: bool) -> list[int]:
 
 
 def vocab_piece(vocab: Any, token: int, *, special: bool) -> bytes:
-    """The bytes of one token; control tokens are empty unless ``special``."""
+    """The bytes of one token; control tokens are empty unless ``special``, and an id
+    outside the vocabulary is empty too (llama.cpp would abort the process on it)."""
+    if not 0 <= token < ll.llama_vocab_n_tokens(vocab):
+        return b""
     buf = ctypes.create_string_buffer(64)
     size = ll.llama_token_to_piece(vocab, token, buf, 64, 0, special)
     if size < 0:

@@ -171,7 +171,8 @@ class ChatModel:
                                  reasoning=reasoning, top_logprobs=request.top_logprobs)
 
     def scored(self, event: TokenEvent) -> TokenLogprob | None:
-        if event.logprob is None:
+        """The event's log-probabilities for the reply, when it has them for a known token."""
+        if event.logprob is None or event.token < 0:
             return None
         data = self.engine.token_bytes(event.token)
         top = tuple((self._piece(t), self.engine.token_bytes(t), lp) for t, lp in event.top)
@@ -214,7 +215,7 @@ class ChatModel:
                 generated += 0 if event.token == NOT_A_TOKEN else 1
                 was_text = parser.in_text
                 replies = _stop_text(parser.feed(event.text), stops)
-                scored = self.scored(event)
+                scored = self.scored(event) if request.top_logprobs is not None else None
                 if scored is not None and was_text and parser.in_text:
                     yield scored
                 for out in replies:

@@ -43,7 +43,7 @@ async def stream_text(model: ChatModel, request: TextRequest
                 return
             else:
                 generated += 0 if event.token == NOT_A_TOKEN else 1
-                scored = model.scored(event)
+                scored = model.scored(event) if request.top_logprobs is not None else None
                 if scored is not None:
                     yield scored
                 safe, matched = stops.feed(event.text)
