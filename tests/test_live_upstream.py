@@ -155,13 +155,7 @@ def test_openai_stream_with_usage(gpt, claude, model):
 
 # Seen here: with a GBNF grammar, llama-cpp-python 0.3.36's server ended the SSE stream
 # right after prompt processing, without tokens or a finish reason (the node answers 500).
-GRAMMAR_UPSTREAM = pytest.param(UPSTREAM, marks=pytest.mark.xfail(
-    reason="with a grammar, llama-cpp-python's server ends the stream without a finish "
-    "reason in this setting (a hand-made request with the same grammar finishes); open",
-    raises=anthropic.InternalServerError, strict=True))
-
-
-@pytest.mark.parametrize("model", [EMBEDDED, GRAMMAR_UPSTREAM])
+@pytest.mark.parametrize("model", BOTH)
 def test_forced_tool_call_is_valid_streamed_and_not(claude, model):
     kwargs = dict(model=model, max_tokens=60, messages=[
         {"role": "user", "content": "What is the weather in Paris?"}], tools=[WEATHER],
@@ -180,7 +174,7 @@ def test_forced_tool_call_is_valid_streamed_and_not(claude, model):
         [(call.name, call.input)]
 
 
-@pytest.mark.parametrize("model", [EMBEDDED, GRAMMAR_UPSTREAM])
+@pytest.mark.parametrize("model", BOTH)
 def test_structured_output_is_valid_json(claude, model):
     schema = {"type": "object", "properties": {"river": {"type": "string", "maxLength": 20}},
               "required": ["river"], "additionalProperties": False}

@@ -24,6 +24,7 @@ class Flavour:
     repeat_field: str             # the multiplicative repeat penalty, sent as 1.0 (off)
     extra: tuple[tuple[str, Any], ...] = ()
     token_ids_logprobs: bool = False   # logprobs can name tokens by id
+    health_path: str = "/health"       # answers without waiting for a running generation
 
 
 FLAVOURS = {
@@ -36,9 +37,11 @@ FLAVOURS = {
                        ("stream_options", {"include_usage": True}))),
     "llama-server": Flavour("llama-server", True, "grammar", 0, "repeat_penalty",
                             (("return_tokens", True),)),
-    # llama-cpp-python's server takes only text prompts; logprobs=0 lists each chunk's tokens
+    # llama-cpp-python's server takes only text prompts; logprobs=0 lists each chunk's tokens.
+    # It has no /health, and its /v1/models takes the model lock, which (with its default
+    # interrupt_requests) cancels the completion that is streaming: probe the schema instead
     "llama-cpp-python": Flavour("llama-cpp-python", False, "grammar", 0, "repeat_penalty",
-                                (("logprobs", 0),)),
+                                (("logprobs", 0),), health_path="/openapi.json"),
 }
 
 

@@ -115,7 +115,8 @@ class UpstreamEngine:
         assert self._client is not None
         while True:
             try:
-                self._up = (await self._client.get("/v1/models", timeout=5)).status_code == 200
+                probe = await self._client.get(self.flavour.health_path, timeout=5)
+                self._up = probe.status_code == 200
             except httpx.HTTPError:
                 self._up = False
             await asyncio.sleep(_HEALTH_EVERY_S)
