@@ -153,8 +153,6 @@ def test_openai_stream_with_usage(gpt, claude, model):
     assert 0 < chunks[-1].usage.completion_tokens <= 6
 
 
-# Seen here: with a GBNF grammar, llama-cpp-python 0.3.36's server ended the SSE stream
-# right after prompt processing, without tokens or a finish reason (the node answers 500).
 @pytest.mark.parametrize("model", BOTH)
 def test_forced_tool_call_is_valid_streamed_and_not(claude, model):
     kwargs = dict(model=model, max_tokens=60, messages=[
@@ -172,6 +170,25 @@ def test_forced_tool_call_is_valid_streamed_and_not(claude, model):
         streamed = stream.get_final_message()
     assert [(b.name, b.input) for b in streamed.content if b.type == "tool_use"] == \
         [(call.name, call.input)]
+
+
+@pytest.mark.parametrize("model", BOTH)
+def test_openai_tool_call_streamed_equals_non_streamed(gpt, model):
+    tool = {"type": "function", "function": {"name": WEATHER["name"],
+                                             "description": WEATHER["description"],
+                                             "parameters": WEATHER["input_schema"]}}
+    kwargs = dict(model=model, max_tokens=60, temperature=0, tools=[tool],
+                  messages=[{"role": "user", "content": "What is the weather in Paris?"}],
+                  tool_choice="required", parallel_tool_calls=False)
+    whole = gpt.chat.completions.create(**kwargs)
+    assert whole.choices[0].finish_reason == "tool_calls"
+    (call,) = whole.choices[0].message.tool_calls
+    jsonschema.validate(json.loads(call.function.arguments), WEATHER["input_schema"])
+    with gpt.chat.completions.stream(**kwargs) as stream:
+        final = stream.get_final_completion()
+    (streamed,) = final.choices[0].message.tool_calls
+    assert streamed.function.name == call.function.name
+    assert json.loads(streamed.function.arguments) == json.loads(call.function.arguments)
 
 
 @pytest.mark.parametrize("model", BOTH)
