@@ -1,6 +1,9 @@
 """The same one-token request without any server: the baseline that tells how much
-latency each server's own layers (HTTP, routing, translation, accounting) add.
+latency each server's own layers (HTTP, authentication, limits, wire formats, usage
+accounting) add.
 
+Both baselines go from chat messages to one token in process: chat template, tokens,
+engine. llama-cpp-python's ``create_chat_completion`` does all three, so ours does too.
 Each runs in this process after its server has stopped, never beside it.
 """
 
@@ -27,7 +30,7 @@ def _timed(call: Callable[[], Any], samples: int) -> list[float]:
 
 
 def our_engine(setup: Setup, samples: int = 200) -> list[float]:
-    """Our engine alone: the prompt tokens our server would build, one token out."""
+    """Our chat model and engine alone: template, tokens, one token out."""
     from b3os_infer.config import EngineConfig, ModelConfig
     from b3os_infer.node.loader import load_gguf_model
     from b3os_infer.openai_api.decode import decode_chat_request
@@ -38,13 +41,13 @@ def our_engine(setup: Setup, samples: int = 200) -> list[float]:
     request, _ = decode_chat_request({"model": model.card.id, "max_tokens": 1,
                                       "temperature": 0.0,
                                       "messages": workload.short_question()})
-    generation = model.generation(request, model.prompt(request))
 
     async def run() -> list[float]:
         await model.engine.start()
         loop = asyncio.get_running_loop()
 
         async def once() -> None:
+            generation = model.generation(request, model.prompt(request))
             async for _ in model.engine.generate(generation):
                 pass
 
