@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -40,6 +42,8 @@ def _say(text: str) -> None:
 
 def main() -> None:
     args = _arguments()
+    # a stopped benchmark still stops the server it started (the ``finally`` blocks)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     setup = servers.Setup(model_path=args.model, threads=args.threads,
                           context_window=args.context_window, parallel=args.parallel)
     args.log.write_bytes(b"")
