@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
 
-.PHONY: help install serve test check lint typecheck clean
+.PHONY: help install serve test bench check lint typecheck clean
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,10 +29,13 @@ serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, POR
 test: install ## run the whole test suite (unit, in-process and live SDK tests)
 	$(BIN)/pytest -q
 
+bench: install ## our server vs llama-cpp-python's server, one at a time (several minutes)
+	$(BIN)/python -m bench $(ARGS)
+
 check: lint typecheck test ## ruff, mypy and the tests
 
 lint: install ## ruff
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests bench
 
 typecheck: install ## mypy
 	$(BIN)/mypy src

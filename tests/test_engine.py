@@ -117,3 +117,33 @@ def test_frequency_penalty_changes_a_repetitive_greedy_reply(model):
 
     plain, penalised = run(0.0), run(2.0)
     assert plain.count("go") > penalised.count("go")
+
+
+def test_a_running_sequence_shares_its_prefix_with_a_new_one(model):
+    """B arrives while A (same long document, another question) is still generating:
+    B's prompt prefix is copied from A's KV, and B's greedy reply is what it is alone."""
+    document = " ".join(f"line {i}: the harbor lantern signal." for i in range(40))
+
+    def request(question: str) -> GenerationRequest:
+        return GenerationRequest(prompt(model, f"{document}\n\n{question}"), max_tokens=8,
+                                 sampling=Sampling(temperature=0))
+
+    async def together():
+        first = model.engine.generate(GenerationRequest(
+            prompt(model, f"{document}\n\nTell a long story."), max_tokens=400))
+        async for event in first:
+            if isinstance(event, TokenEvent):
+                break  # A is decoding now, its prompt all in KV
+        seated = []
+        async for event in model.engine.generate(request("Which line is first?")):
+            seated.append(event)
+        await first.aclose()
+        return seated
+
+    events = asyncio.run(together())
+    done = events[-1]
+    assert isinstance(done, GenerationDone)
+    assert done.cached_tokens > 300, "the shared document came from the running sequence"
+    alone = asyncio.run(collect(model.engine, request("Which line is first?")))[0]
+    copied = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    assert copied == alone

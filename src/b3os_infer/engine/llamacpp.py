@@ -5,8 +5,11 @@ free sequence slots, builds one ``llama_batch`` holding the next token of every 
 sequence plus a chunk of pending prompt tokens, decodes it, and samples each sequence
 from its own sampler chain. A finished or cancelled sequence leaves its KV in its slot: the next
 request is seated in the free slot that shares the longest prefix with its prompt, and
-only the rest is dropped (``llama_memory_seq_rm``) and computed. The event loop only
-ever waits on queues.
+only the rest is dropped (``llama_memory_seq_rm``) and computed. When a running sequence
+shares a much longer prefix, its KV is copied into the least recently used free slot
+instead. The prefix cache is therefore bounded by the slots' KV, allocated once
+(``parallel`` x context window tokens), and evicts least recently used first. The event
+loop only ever waits on queues.
 """
 
 from __future__ import annotations
@@ -109,13 +112,33 @@ class _Slot:
         return count
 
 
-def _pick_slot(slots: list[_Slot], prompt: list[int]) -> tuple[_Slot, int]:
-    """The free slot sharing the longest prefix (among equals, the least recently used),
-    and the length of that prefix."""
-    scored = [(slot.common_prefix(prompt), -slot.last_used, slot)
-              for slot in slots if not slot.busy]
+@dataclass(frozen=True)
+class _Seat:
+    """Where a new sequence goes: a free slot, how much of its prompt is already in KV,
+    and the busy slot to copy that KV from (None: the free slot holds it itself)."""
+
+    slot: _Slot
+    shared: int
+    source: _Slot | None = None
+
+
+def _pick_slot(slots: list[_Slot], prompt: list[int], min_copy: int) -> _Seat:
+    """The free slot sharing the longest prefix (among equals, the least recently used).
+
+    When a running sequence shares a prefix longer by at least ``min_copy`` tokens, its
+    KV is copied instead, into the least recently used free slot: that slot's own cache
+    is the one worth least.
+    """
+    free = [slot for slot in slots if not slot.busy]
+    scored = [(slot.common_prefix(prompt), -slot.last_used, slot) for slot in free]
     shared, _, slot = max(scored, key=lambda item: item[:2])
-    return slot, shared
+    running = [(other.common_prefix(prompt), other) for other in slots if other.busy]
+    if running:
+        longest, source = max(running, key=lambda item: item[0])
+        if longest >= shared + min_copy:
+            oldest = min(free, key=lambda other: other.last_used)
+            return _Seat(oldest, longest, source)
+    return _Seat(slot, shared)
 
 
 class _ReasoningState:
@@ -355,9 +378,21 @@ class LlamaCppEngine:
                 log.exception("building a sampler failed")
                 self._outbox.put(candidate, InternalError(f"the engine failed: {exc}"))
                 continue
-            slot, shared = _pick_slot(self._slots, candidate.request.prompt)
-            self._seat(candidate, slot, shared)
+            seat = _pick_slot(self._slots, candidate.request.prompt,
+                              self.settings.min_prefix_reuse)
+            if seat.source is not None:
+                self._copy_slot(seat.source, seat.slot)
+            self._seat(candidate, seat.slot, seat.shared)
             self._active.append(candidate)
+
+    def _copy_slot(self, source: _Slot, target: _Slot) -> None:
+        """Copy a running sequence's KV into a free slot (done at the next decode).
+
+        Each slot has its own KV stream, so llama.cpp copies the whole stream: costly for
+        a long window, but far cheaper than computing a long shared prefix again.
+        """
+        ll.llama_memory_seq_cp(self._memory, source.index, target.index, -1, -1)
+        target.tokens = list(source.tokens)
 
     def _seat(self, sequence: _Sequence, slot: _Slot, shared: int) -> None:
         """Put the sequence in the slot, keeping the KV of the ``shared`` prefix."""
