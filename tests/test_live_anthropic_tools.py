@@ -66,7 +66,9 @@ def test_forced_tool_use_is_valid_and_stream_equals_non_stream(live, client):
 def test_named_tool_and_no_parallel_calls(client):
     message = client.messages.create(
         model=MODEL, max_tokens=120, messages=ASK, tools=[WEATHER, TIME],
-        tool_choice={"type": "tool", "name": "get_time", "disable_parallel_tool_use": True})
+        tool_choice={"type": "tool", "name": "get_time", "disable_parallel_tool_use": True},
+        extra_body=GREEDY)  # sampled, a string without maxLength can outrun max_tokens
+    assert message.stop_reason == "tool_use"
     calls = [b for b in message.content if b.type == "tool_use"]
     assert len(calls) == 1 and calls[0].name == "get_time"
     jsonschema.validate(calls[0].input, TIME["input_schema"])
@@ -75,7 +77,8 @@ def test_named_tool_and_no_parallel_calls(client):
 def test_tool_result_round_trip(client):
     first = client.messages.create(model=MODEL, max_tokens=120, messages=ASK, tools=[WEATHER],
                                    tool_choice={"type": "any",
-                                                "disable_parallel_tool_use": True})
+                                                "disable_parallel_tool_use": True},
+                                   extra_body=GREEDY)
     (call,) = [b for b in first.content if b.type == "tool_use"]
     follow = client.messages.create(
         model=MODEL, max_tokens=40, tools=[WEATHER],
