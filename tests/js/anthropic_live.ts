@@ -33,7 +33,7 @@ assert.ok(streamed.usage.output_tokens > 0);
 // tools: a forced call, streamed, folds into a valid input
 const toolStream = client.messages.stream({
   model, max_tokens: 120, messages: ask, tools: [weather],
-  tool_choice: { type: "any", disable_parallel_tool_use: true },
+  tool_choice: { type: "any", disable_parallel_tool_use: true }, top_k: 1,
 });
 const jsonPieces: string[] = [];
 toolStream.on("inputJson", (partial) => jsonPieces.push(partial));
