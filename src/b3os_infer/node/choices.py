@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..core import ChatEvent, ChatResult, Finished, Usage
+from ..core import ChatEvent, ChatResult, Finished, Sampling, Usage
 from .chat import Folder
 
 
@@ -25,6 +25,19 @@ class ChoiceEvent:
 @dataclass(frozen=True)
 class AllFinished:
     usage: Usage
+
+
+def final_usage(item: ChoiceEvent | AllFinished) -> Usage | None:
+    """The usage of the whole, from the item that ends a merged stream."""
+    return item.usage if isinstance(item, AllFinished) else None
+
+
+def seeded(sampling: Sampling, choice: int) -> Sampling:
+    """Choice ``i`` of a seeded request samples with ``seed + i``: reproducible, yet
+    different from its siblings."""
+    if sampling.seed is None or choice == 0:
+        return sampling
+    return replace(sampling, seed=sampling.seed + choice)
 
 
 def total_usage(finals: list[Usage]) -> Usage:

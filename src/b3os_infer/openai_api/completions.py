@@ -7,6 +7,7 @@ prompt gets ``n`` choices, numbered prompt by prompt (index = prompt * n + choic
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,7 +22,7 @@ from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, until_disconnect
 from ..http.sse import SSE_HEADERS, data_frame
 from ..node.chat import ChatModel
-from ..node.choices import AllFinished, ChoiceEvent, fold_choices, merged
+from ..node.choices import AllFinished, ChoiceEvent, final_usage, fold_choices, merged, seeded
 from ..node.completion import stream_text
 from . import policy
 from .decode import MAX_CHOICES, stream_options, table_fields
@@ -117,16 +118,10 @@ async def completions(request: Request) -> Response:
              for i, p in enumerate(legacy.prompts)]
     admission = await admit(request, legacy.model, sum(map(len, texts)),
                             max_tokens * legacy.n * len(texts))
-    streams = []
-    for tokens in texts:
-        for j in range(legacy.n):
-            sampling = legacy.base.sampling
-            if sampling.seed is not None:
-                sampling = replace(sampling, seed=sampling.seed + j)
-            streams.append(stream_text(model, replace(legacy.base, prompt=tokens,
-                                                      max_tokens=max_tokens,
-                                                      sampling=sampling)))
-    events = admission.watch(merged(streams, _per_prompt(legacy.n)), _final_usage)
+    streams = [stream_text(model, replace(legacy.base, prompt=tokens, max_tokens=max_tokens,
+                                          sampling=seeded(legacy.base.sampling, j)))
+               for tokens in texts for j in range(legacy.n)]
+    events = admission.watch(merged(streams, _per_prompt(legacy.n)), final_usage)
     echoes = [_echo_text(model, p) if legacy.echo else "" for p in legacy.prompts]
     shape = _Shape(ids.text_completion_id(), int(time.time()), legacy, echoes)
     if not legacy.stream:
@@ -137,17 +132,13 @@ async def completions(request: Request) -> Response:
     return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
-def _per_prompt(n: int) -> Any:
+def _per_prompt(n: int) -> Callable[[list[Usage]], Usage]:
     """Usage of all choices: each prompt counted once, every output."""
     def combine(finals: list[Usage]) -> Usage:
         firsts = finals[::n]
         return Usage(sum(u.input_tokens for u in firsts), sum(u.output_tokens for u in finals),
                      sum(u.cached_tokens for u in firsts))
     return combine
-
-
-def _final_usage(item: ChoiceEvent | AllFinished) -> Usage | None:
-    return item.usage if isinstance(item, AllFinished) else None
 
 
 # ---- the response ----------------------------------------------------------------------

@@ -11,14 +11,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import ids
-from ..core import ChatRequest, Usage
 from ..edge.auth import allowed_models
 from ..http.accounting import admit
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, until_disconnect
 from ..http.sse import SSE_HEADERS
 from ..node.chat import ChatModel
-from ..node.choices import AllFinished, ChoiceEvent, fold_choices, merged
+from ..node.choices import final_usage, fold_choices, merged, seeded
 from ..node.registry import ModelRegistry
 from .completions import completions
 from .decode import decode_chat_request
@@ -29,17 +28,6 @@ def _registry(request: Request) -> ModelRegistry:
     return request.app.state.registry
 
 
-def choice_requests(chat: ChatRequest, n: int) -> list[ChatRequest]:
-    """``n`` copies; with a seed, choice ``i`` samples with ``seed + i``."""
-    seed = chat.sampling.seed
-    return [chat if seed is None or i == 0 else
-            replace(chat, sampling=replace(chat.sampling, seed=seed + i)) for i in range(n)]
-
-
-def _all_finished_usage(item: ChoiceEvent | AllFinished) -> Usage | None:
-    return item.usage if isinstance(item, AllFinished) else None
-
-
 @endpoint
 async def chat_completions(request: Request) -> Response:
     chat, options = decode_chat_request(await json_body(request))
@@ -48,8 +36,9 @@ async def chat_completions(request: Request) -> Response:
     prompt = model.prompt(chat)
     admission = await admit(request, chat.model, len(prompt.tokens),
                             chat.max_tokens * options.n)
-    streams = [model.stream(c, prompt) for c in choice_requests(chat, options.n)]
-    events = admission.watch(merged(streams), _all_finished_usage)
+    streams = [model.stream(replace(chat, sampling=seeded(chat.sampling, i)), prompt)
+               for i in range(options.n)]
+    events = admission.watch(merged(streams), final_usage)
     completion_id, created = ids.completion_id(), int(time.time())
     if not options.stream:
         results, usage = await until_disconnect(request, fold_choices(events, options.n))
