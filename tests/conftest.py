@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anthropic
 import httpx
+import openai
 import pytest
 
 
@@ -83,3 +85,18 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         yield LiveServer(root=root, key=key, home=home)
     finally:
         stop(process)
+
+
+@pytest.fixture
+def anthropic_client(live: LiveServer) -> Iterator[anthropic.Anthropic]:
+    """The official Anthropic SDK on the live server, with a B3OS key as its token."""
+    with anthropic.Anthropic(auth_token=live.key, base_url=live.base_url,
+                             max_retries=0) as client:
+        yield client
+
+
+@pytest.fixture
+def openai_client(live: LiveServer) -> Iterator[openai.OpenAI]:
+    """The official OpenAI SDK on the live server, with a B3OS key as its API key."""
+    with openai.OpenAI(api_key=live.key, base_url=live.base_url, max_retries=0) as client:
+        yield client

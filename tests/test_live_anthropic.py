@@ -15,10 +15,8 @@ GREEDY = {"temperature": 0}
 
 
 @pytest.fixture
-def client(live):
-    with anthropic.Anthropic(auth_token=live.key, base_url=live.base_url,
-                             max_retries=0) as client:
-        yield client
+def client(anthropic_client):
+    return anthropic_client
 
 
 def test_seed_python_example(client):

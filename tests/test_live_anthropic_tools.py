@@ -26,10 +26,8 @@ GREEDY = {"top_k": 1}
 
 
 @pytest.fixture
-def client(live):
-    with anthropic.Anthropic(auth_token=live.key, base_url=live.base_url,
-                             max_retries=0) as client:
-        yield client
+def client(anthropic_client):
+    return anthropic_client
 
 
 def raw_stream(live, body) -> dict:

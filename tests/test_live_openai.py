@@ -11,9 +11,8 @@ PROMPT = [{"role": "system", "content": "Answer briefly."},
 
 
 @pytest.fixture
-def client(live):
-    with openai.OpenAI(api_key=live.key, base_url=live.base_url, max_retries=0) as client:
-        yield client
+def client(openai_client):
+    return openai_client
 
 
 def test_chat_completion(client):

@@ -26,9 +26,8 @@ ASK = [{"role": "user", "content": "What is the weather in Paris, in celsius?"}]
 
 
 @pytest.fixture
-def client(live):
-    with openai.OpenAI(api_key=live.key, base_url=live.base_url, max_retries=0) as client:
-        yield client
+def client(openai_client):
+    return openai_client
 
 
 def test_required_tool_call_is_valid_against_the_schema(client):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from .errors import UnsupportedParameter
+from .fields import Fields, join
 
 Status = Literal["supported", "ignored", "refused"]
 
@@ -39,6 +42,29 @@ def rule(table: tuple[Rule, ...], name: str) -> Rule | None:
         if item.name == name or (item.name.endswith("*") and name.startswith(item.name[:-1])):
             return item
     return None
+
+
+def table_fields(data: Any, table: tuple[Rule, ...], path: str = "") -> Fields:
+    """An object read under ``table``: its refused fields are refused here, naming the
+    field; its ignored ones are accepted; anything else the reader does not take is
+    refused by ``Fields.finish``."""
+    fields = Fields(data, path, ignored=names(table, "ignored"))
+    for name in names(table, "refused"):
+        if fields.data.get(name) is not None:
+            item = rule(table, name)
+            at = join(path, name)
+            raise UnsupportedParameter(f"{at}: not supported here ({item.note if item else ''})",
+                                       param=at)
+    return fields
+
+
+def check_kind(table: tuple[Rule, ...], kind: str, path: str, what: str) -> None:
+    """Refuse a content or tool ``kind`` the table refuses or does not know."""
+    item = rule(table, kind)
+    if item is None or item.status == "refused":
+        why = item.note if item else f"unknown {what} type"
+        raise UnsupportedParameter(f"{path}: {what}s of type {kind!r} are not supported here "
+                                   f"({why})", param=path)
 
 
 def render_tables(tables: Iterable[tuple[str, tuple[Rule, ...]]]) -> str:

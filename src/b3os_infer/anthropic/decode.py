@@ -25,6 +25,7 @@ from ..core import (
 )
 from ..errors import InvalidRequest, UnsupportedParameter
 from ..fields import Fields, invalid, join
+from ..policy import check_kind, table_fields
 from . import policy
 from .validate import check_tool_pairing
 
@@ -37,18 +38,9 @@ _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 EFFORT_BUDGETS = {"low": 512, "medium": 1024, "high": 2048, "xhigh": 4096, "max": 8192}
 
 
-def _fields(body: dict[str, Any], table: tuple[policy.Rule, ...]) -> Fields:
-    for name in policy.names(table, "refused"):
-        if name in body:
-            note = policy.rule(table, name)
-            raise UnsupportedParameter(f"{name}: not supported here ({note.note if note else ''})",
-                                       param=name)
-    return Fields(body, ignored=policy.names(table, "ignored"))
-
-
 def decode_messages_request(body: dict[str, Any]) -> tuple[ChatRequest, bool]:
     """The neutral request and whether the caller asked for a stream."""
-    fields = _fields(body, policy.MESSAGES_FIELDS)
+    fields = table_fields(body, policy.MESSAGES_FIELDS)
     model = fields.take("model", str, required=True)
     max_tokens = fields.integer("max_tokens", low=1, required=True) or 1
     stream = bool(fields.take("stream", bool))
@@ -68,7 +60,7 @@ def decode_messages_request(body: dict[str, Any]) -> tuple[ChatRequest, bool]:
 
 
 def decode_count_tokens_request(body: dict[str, Any]) -> ChatRequest:
-    fields = _fields(body, policy.COUNT_TOKENS_FIELDS)
+    fields = table_fields(body, policy.COUNT_TOKENS_FIELDS)
     model = fields.take("model", str, required=True)
     request = _common(fields, model)
     request.thinking = _thinking(fields, None)
@@ -138,11 +130,7 @@ def _block(block: Any, path: str, role: str) -> Part:
     kind = block.get("type")
     if not isinstance(kind, str):
         raise invalid(join(path, "type"), "Field required")
-    rule = policy.rule(policy.CONTENT_BLOCKS, kind)
-    if rule is None or rule.status == "refused":
-        why = rule.note if rule else "unknown content block type"
-        raise UnsupportedParameter(f"{path}: content blocks of type {kind!r} are not "
-                                   f"supported here ({why})", param=path)
+    check_kind(policy.CONTENT_BLOCKS, kind, path, "content block")
     expected = _ROLE_OF_BLOCK.get(kind)
     if expected is not None and expected != role:
         raise invalid(path, f"`{kind}` blocks can only be in `{expected}` messages")
@@ -256,11 +244,7 @@ def _tools(fields: Fields) -> list[Tool]:
 def _tool(item: Any, path: str) -> Tool:
     fields = Fields(item, path, ignored=policy.names(policy.TOOL_FIELDS, "ignored"))
     kind = fields.take("type", str) or "custom"
-    rule = policy.rule(policy.TOOL_TYPES, kind)
-    if rule is None or rule.status == "refused":
-        why = rule.note if rule else "unknown tool type"
-        raise UnsupportedParameter(f"{path}: tools of type {kind!r} are not supported here "
-                                   f"({why})", param=path)
+    check_kind(policy.TOOL_TYPES, kind, path, "tool")
     name = fields.take("name", str, required=True)
     if not _TOOL_NAME.match(name):
         raise invalid(join(path, "name"), "String should match pattern "

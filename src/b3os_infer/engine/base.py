@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..core import Sampling
+from ..errors import InvalidRequest
 
 FinishReason = Literal["eog", "length"]
 
@@ -49,6 +50,15 @@ class GenerationRequest:
 
 
 NOT_A_TOKEN = -1   # TokenEvent.token of text that is no generated token (a decoder's tail)
+
+
+def check_fits(request: GenerationRequest, window: int) -> None:
+    """What every engine refuses before it starts: no prompt, or more than the window."""
+    if not request.prompt:
+        raise InvalidRequest("the prompt is empty", param="messages")
+    if len(request.prompt) + request.max_tokens > window:
+        raise InvalidRequest("the prompt and max_tokens exceed the context window",
+                             param="max_tokens")
 
 
 @dataclass(frozen=True)

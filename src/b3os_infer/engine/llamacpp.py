@@ -39,6 +39,7 @@ from .base import (
     Grammar,
     ReasoningBudget,
     TokenEvent,
+    check_fits,
 )
 from .constrained import ConstrainedSampler
 
@@ -304,11 +305,7 @@ class LlamaCppEngine:
     # ---- the async side ----------------------------------------------------------
 
     async def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]:
-        if not request.prompt:
-            raise InvalidRequest("the prompt is empty", param="messages")
-        if len(request.prompt) + request.max_tokens > self.info.context_window:
-            raise InvalidRequest("the prompt and max_tokens exceed the context window",
-                                 param="max_tokens")
+        check_fits(request, self.info.context_window)
         if not self.healthy():
             raise InternalError("the engine is not running")
         sequence = _Sequence(request, asyncio.get_running_loop(), asyncio.Queue())

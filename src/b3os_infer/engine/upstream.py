@@ -29,6 +29,7 @@ from .base import (
     GenerationDone,
     GenerationRequest,
     TokenEvent,
+    check_fits,
 )
 from .flavours import FLAVOURS, Piece, completion_body, parse_chunk
 from .splice import Cut, Director
@@ -124,11 +125,7 @@ class UpstreamEngine:
     # ---- generation ------------------------------------------------------------------
 
     async def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]:
-        if not request.prompt:
-            raise InvalidRequest("the prompt is empty", param="messages")
-        if len(request.prompt) + request.max_tokens > self.info.context_window:
-            raise InvalidRequest("the prompt and max_tokens exceed the context window",
-                                 param="max_tokens")
+        check_fits(request, self.info.context_window)
         director = Director(request.grammar, request.reasoning)
         state = _Progress(list(request.prompt))
         self._running += 1

@@ -175,11 +175,9 @@ class ChatModel:
         if event.logprob is None or event.token < 0:
             return None
         data = self.engine.token_bytes(event.token)
-        top = tuple((self._piece(t), self.engine.token_bytes(t), lp) for t, lp in event.top)
+        top = tuple((piece.decode("utf-8", "replace"), piece, lp)
+                    for piece, lp in ((self.engine.token_bytes(t), lp) for t, lp in event.top))
         return TokenLogprob(data.decode("utf-8", "replace"), data, event.logprob, top)
-
-    def _piece(self, token: int) -> str:
-        return self.engine.token_bytes(token).decode("utf-8", "replace")
 
     async def stream(self, request: ChatRequest,
                      prompt: Prompt | None = None) -> AsyncGenerator[ChatEvent, None]:
@@ -288,7 +286,9 @@ class Folder:
         elif isinstance(event, ToolCallEnd) and self._call is not None:
             self.parts.append(ToolCallPart(self._call.id, self._call.name, event.input))
         elif isinstance(event, TokenLogprob):
-            self.logprobs = (self.logprobs or []) + [event]
+            if self.logprobs is None:
+                self.logprobs = []
+            self.logprobs.append(event)
         elif isinstance(event, ToolCallDelta | Started):
             return
 

@@ -24,8 +24,9 @@ from ..http.sse import SSE_HEADERS, data_frame
 from ..node.chat import ChatModel
 from ..node.choices import AllFinished, ChoiceEvent, final_usage, fold_choices, merged, seeded
 from ..node.completion import stream_text
+from ..policy import table_fields
 from . import policy
-from .decode import MAX_CHOICES, stream_options, table_fields
+from .decode import MAX_CHOICES, stream_options
 from .encode import encode_chunks, finish_reason, usage_body
 from .sampling import sampling_fields, stops
 

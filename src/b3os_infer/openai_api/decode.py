@@ -26,6 +26,7 @@ from ..core import (
 )
 from ..errors import UnsupportedParameter
 from ..fields import Fields, invalid, join
+from ..policy import check_kind, table_fields
 from . import policy
 from .sampling import sampling_fields, stops
 
@@ -45,21 +46,6 @@ class ChatOptions:
     include_usage: bool
     n: int
     logprobs: bool
-
-
-def refuse_listed(data: dict[str, Any], table: tuple[policy.Rule, ...], path: str = "") -> None:
-    for name in policy.names(table, "refused"):
-        if data.get(name) is not None:
-            note = policy.rule(table, name)
-            at = join(path, name)
-            raise UnsupportedParameter(f"{at}: {note.note if note else 'not supported'}",
-                                       param=at)
-
-
-def table_fields(data: Any, table: tuple[policy.Rule, ...], path: str = "") -> Fields:
-    fields = Fields(data, path, ignored=policy.names(table, "ignored"))
-    refuse_listed(fields.data, table, path)
-    return fields
 
 
 def decode_chat_request(body: dict[str, Any]) -> tuple[ChatRequest, ChatOptions]:
@@ -182,11 +168,7 @@ def _text(content: Any, path: str) -> str:
     for i, item in enumerate(content):
         part = Fields(item, join(path, i))
         kind = part.take("type", str, required=True)
-        rule = policy.rule(policy.CONTENT_PARTS, kind)
-        if rule is None or rule.status == "refused":
-            note = rule.note if rule else "not a content part type"
-            raise UnsupportedParameter(f"{join(path, i)}: content parts of type {kind!r}: "
-                                       f"{note}", param=join(path, i))
+        check_kind(policy.CONTENT_PARTS, kind, join(path, i), "content part")
         if kind == "refusal":
             part.take("refusal", str)
         else:
@@ -253,11 +235,7 @@ def _tools(fields: Fields) -> list[Tool]:
 def _tool(item: Any, path: str) -> Tool:
     fields = Fields(item, path)
     kind = fields.take("type", str, required=True)
-    rule = policy.rule(policy.TOOL_TYPES, kind)
-    if rule is None or rule.status == "refused":
-        raise UnsupportedParameter(f"{join(path, 'type')}: tools of type {kind!r}: "
-                                   f"{rule.note if rule else 'not a tool type'}",
-                                   param=join(path, "type"))
+    check_kind(policy.TOOL_TYPES, kind, join(path, "type"), "tool")
     function = Fields(fields.take("function", dict, required=True), join(path, "function"))
     name = function.take("name", str, required=True)
     if not _FUNCTION_NAME.match(name):
