@@ -1,7 +1,8 @@
 """Run the benchmark: ``python -m bench`` (``make bench``).
 
-Ours first, then the peer, never both at once; then each engine alone in this
-process for the one-token baseline. Prints a Markdown table of ratios (ours / peer).
+Ours first, then the peer, never both servers at once; each server's one-token
+requests take turns with the same work done by its engine alone in this process.
+Prints a Markdown table of ratios (ours / peer).
 """
 
 from __future__ import annotations
@@ -51,15 +52,12 @@ def main() -> None:
     _say(f"load average before: {load_before}")
     _say("ours: b3os-infer serve")
     with servers.ours(setup, args.log) as server:
-        ours = asyncio.run(measure(server, args.prefix_words))
+        ours = asyncio.run(measure(server, args.prefix_words, direct.OurEngine(setup)))
     _say(f"ours: {ours}")
     _say("peer: python -m llama_cpp.server")
     with servers.peer(setup, args.log) as server:
-        peer = asyncio.run(measure(server, args.prefix_words))
+        peer = asyncio.run(measure(server, args.prefix_words, direct.PeerLibrary(setup)))
     _say(f"peer: {peer}")
-    _say("our engine alone, then llama-cpp-python's Llama alone")
-    ours_direct = direct.our_engine(setup)
-    peer_direct = direct.peer_library(setup)
     load_after = report.load()
     print()
     print(f"machine: {report.machine()}")
@@ -68,7 +66,7 @@ def main() -> None:
     print(f"prefix: warm request reused {ours.warm_cached_tokens} cached tokens (ours)")
     print(f"load average (1, 5, 15 min): before {load_before}, after {load_after}")
     print()
-    print(report.markdown(report.rows(ours, peer, ours_direct, peer_direct)))
+    print(report.markdown(report.rows(ours, peer)))
 
 
 if __name__ == "__main__":

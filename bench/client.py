@@ -72,13 +72,3 @@ async def stream_chat(client: httpx.AsyncClient, server: Server,
     if usage and usage.get("prompt_tokens_details"):
         cached = usage["prompt_tokens_details"].get("cached_tokens")
     return Timing(started, first or finished, finished, tokens, cached)
-
-
-async def one_token(client: httpx.AsyncClient, server: Server,
-                    messages: list[dict[str, str]]) -> float:
-    """Seconds for a whole non-streamed reply of one token."""
-    started = time.perf_counter()
-    response = await client.post(server.chat_url, headers=server.headers,
-                                 json=body(server, messages, 1, stream=False))
-    response.raise_for_status()
-    return time.perf_counter() - started

@@ -45,8 +45,8 @@ def _row(metric: str, ours: float, peer: float, show: Callable[[float], str],
                f"{sign} {target}x" if target is not None else "", met)
 
 
-def rows(ours: Results, peer: Results, ours_direct: list[float],
-         peer_direct: list[float]) -> list[Row]:
+def rows(ours: Results, peer: Results) -> list[Row]:
+    ours_direct, peer_direct = ours.one_token_direct, peer.one_token_direct
     table = [
         _row("single-stream decode", ours.decode_rate, peer.decode_rate, _rate, 0.95),
         _row("time to first token", ours.ttft, peer.ttft, _ms, higher_is_better=False),

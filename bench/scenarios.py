@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 from dataclasses import dataclass, field
 
 import httpx
 
 from . import workload
-from .client import Timing, one_token, stream_chat
+from .client import Timing, body, stream_chat
+from .direct import Baseline
 from .servers import Server
+from .wire import Connection, WireError
 
 CONCURRENCY = (1, 4, 8, 16)
 STORY_TOKENS = 128
@@ -27,6 +30,7 @@ class Results:
     warm_prefix_ttft: float = 0.0
     warm_cached_tokens: int | None = None
     one_token: list[float] = field(default_factory=list, repr=False)
+    one_token_direct: list[float] = field(default_factory=list, repr=False)
 
 
 def _client() -> httpx.AsyncClient:
@@ -70,20 +74,34 @@ async def prefix(server: Server, results: Results, words: int, runs: int = 3) ->
     results.warm_cached_tokens = warm[-1].cached_tokens
 
 
-async def one_token_latency(server: Server, results: Results, samples: int = 200) -> None:
-    """Back-to-back one-token replies to the same prompt (its prefix stays cached)."""
-    messages = workload.short_question()
-    async with _client() as client:
-        for _ in range(10):
-            await one_token(client, server, messages)
-        results.one_token = [await one_token(client, server, messages)
-                             for _ in range(samples)]
+async def one_token_latency(server: Server, baseline: Baseline, results: Results,
+                            rounds: int = 10, block: int = 20) -> None:
+    """Back-to-back one-token replies to the same prompt (its prefix stays cached), in
+    blocks that take turns with the same work in process (``baseline``)."""
+    async with Connection(server.chat_url, server.headers) as connection, baseline:
+        request = connection.request(json.dumps(
+            body(server, workload.short_question(), 1, stream=False)).encode())
+
+        async def timed() -> float:
+            started = asyncio.get_running_loop().time()
+            status, reply = await connection.exchange(request)
+            elapsed = asyncio.get_running_loop().time() - started
+            if status != 200 or not json.loads(reply).get("choices"):
+                raise WireError(f"{server.name} answered {status}: {reply[:200]!r}")
+            return elapsed
+
+        for _ in range(10):  # warm-up
+            await timed()
+            await baseline.once()
+        for _ in range(rounds):
+            results.one_token += [await timed() for _ in range(block)]
+            results.one_token_direct += [await baseline.once() for _ in range(block)]
 
 
-async def measure(server: Server, words: int) -> Results:
+async def measure(server: Server, words: int, baseline: Baseline) -> Results:
     results = Results()
     await single_stream(server, results)
     await concurrent(server, results)
     await prefix(server, results, words)
-    await one_token_latency(server, results)
+    await one_token_latency(server, baseline, results)
     return results

@@ -69,6 +69,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
             await registry.close()
             if edge is not None:
                 await edge.limiter.close()
+                edge.ledger.close()
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
@@ -112,6 +113,7 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
             finally:
                 watcher.cancel()
                 await edge.limiter.close()
+                edge.ledger.close()
 
     async def edge_health(_: Request) -> Response:
         ok = any(node.up for node in pool.nodes)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
@@ -93,6 +92,6 @@ class AuthMiddleware:
                        status=error.status, input_tokens=0, output_tokens=0, cached_tokens=0,
                        latency_ms=round((time.perf_counter() - began) * 1000, 3))
         try:
-            await asyncio.to_thread(self.ledger.record, row)
+            await self.ledger.commit(row)
         except Exception:  # noqa: BLE001 - a ledger outage must not fail the answer
             log.exception("could not write the usage row of %s", row.request_id)

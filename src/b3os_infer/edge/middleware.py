@@ -7,7 +7,6 @@ start, and writes the request's row to the usage ledger when it ends.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
@@ -124,7 +123,7 @@ class EdgeRequest:
             cached_tokens=usage.cached_tokens if usage else 0,
             latency_ms=round((time.perf_counter() - self.began) * 1000, 3))
         try:
-            await asyncio.to_thread(self.edge.ledger.record, row)
+            await self.edge.ledger.commit(row)
         except Exception:  # noqa: BLE001 - a ledger outage must not fail the request
             log.exception("could not write the usage row of %s", row.request_id)
 
