@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import InferError
@@ -106,11 +105,11 @@ class EdgeRequest:
                                                     self.edge.limits.for_model(model))
             except InferError:
                 return
-        if snap is not None:
-            headers = MutableHeaders(scope=message)
-            for name, value in ratelimit_headers(api_for_path(self.scope["path"]),
-                                                 snap).items():
-                headers[name] = value
+        if snap is not None:  # new names only, so appended without a search
+            added = ratelimit_headers(api_for_path(self.scope["path"]), snap)
+            message["headers"] = [*message.get("headers", ()),
+                                  *((name.encode("latin-1"), value.encode("latin-1"))
+                                    for name, value in added.items())]
 
     async def _record(self) -> None:
         usage = self.accounting.usage
