@@ -44,7 +44,8 @@ def test_template_comes_from_the_gguf(model):
 
 
 def test_max_tokens_ends_with_length(model):
-    request = GenerationRequest(prompt(model, "Count to ten."), max_tokens=5)
+    request = GenerationRequest(prompt(model, "Count to ten."), max_tokens=5,
+                                sampling=Sampling(temperature=0))  # sampled, it may end early
     _, done = asyncio.run(collect(model.engine, request))
     assert isinstance(done, GenerationDone)
     assert (done.reason, done.generated_tokens) == ("length", 5)
@@ -147,3 +148,19 @@ def test_a_running_sequence_shares_its_prefix_with_a_new_one(model):
     alone = asyncio.run(collect(model.engine, request("Which line is first?")))[0]
     copied = "".join(e.text for e in events if isinstance(e, TokenEvent))
     assert copied == alone
+
+
+def test_a_short_shared_prefix_is_counted_as_input_not_as_cached(model):
+    """Two chats share only the template's first tokens (its system prompt, under 64
+    tokens): the second reads them from the KV, yet reports no cached tokens."""
+    first = GenerationRequest(prompt(model, "Say hi."), max_tokens=2,
+                              sampling=Sampling(temperature=0))
+    second = GenerationRequest(prompt(model, "Say bye."), max_tokens=2,
+                               sampling=Sampling(temperature=0))
+    shared = next(i for i, (a, b) in enumerate(zip(first.prompt, second.prompt, strict=False))
+                  if a != b)
+    assert 0 < shared < model.engine.settings.min_reported_cache
+    asyncio.run(collect(model.engine, first))
+    _, done = asyncio.run(collect(model.engine, second))
+    assert isinstance(done, GenerationDone) and done.cached_tokens == 0
+    assert done.prompt_tokens == len(second.prompt)

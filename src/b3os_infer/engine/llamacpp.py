@@ -70,8 +70,12 @@ class LlamaCppSettings:
     batch_tokens: int = 512
     context_window: int | None = None
     kv_type: str = "f16"
-    # shorter shared prefixes (a chat template's first tokens) are recomputed, not reported
-    min_prefix_reuse: int = 64
+    # a reused prefix shorter than this (a chat template's first tokens) is still read from
+    # the KV, but counted as input, not as cached: both APIs report only long cached prefixes
+    min_reported_cache: int = 64
+    # a running sequence's KV is copied only when it shares this many tokens more than the
+    # best free slot (the copy moves the whole stream)
+    min_prefix_copy: int = 64
 
 
 @dataclass(eq=False)
@@ -376,7 +380,7 @@ class LlamaCppEngine:
                 self._outbox.put(candidate, InternalError(f"the engine failed: {exc}"))
                 continue
             seat = _pick_slot(self._slots, candidate.request.prompt,
-                              self.settings.min_prefix_reuse)
+                              self.settings.min_prefix_copy)
             if seat.source is not None:
                 self._copy_slot(seat.source, seat.slot)
             self._seat(candidate, seat.slot, seat.shared)
@@ -395,8 +399,6 @@ class LlamaCppEngine:
         """Put the sequence in the slot, keeping the KV of the ``shared`` prefix."""
         prompt = sequence.request.prompt
         reuse = min(shared, len(prompt) - 1)
-        if reuse < self.settings.min_prefix_reuse:
-            reuse = 0
         if not ll.llama_memory_seq_rm(self._memory, slot.index, reuse, -1):
             ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
             reuse = 0
@@ -404,9 +406,9 @@ class LlamaCppEngine:
         del slot.tokens[reuse:]
         sequence.seq_id = slot.index
         sequence.position = reuse
-        sequence.cached = reuse
+        sequence.cached = reuse if reuse >= self.settings.min_reported_cache else 0
         sequence.feed = list(prompt[reuse:])
-        self._outbox.put(sequence, Admitted(len(prompt), reuse))
+        self._outbox.put(sequence, Admitted(len(prompt), sequence.cached))
 
     def _release(self, sequence: _Sequence, *, keep_kv: bool = True) -> None:
         """Free the slot; its KV stays for the next request that shares the prefix."""
