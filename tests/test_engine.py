@@ -164,3 +164,26 @@ def test_a_short_shared_prefix_is_counted_as_input_not_as_cached(model):
     _, done = asyncio.run(collect(model.engine, second))
     assert isinstance(done, GenerationDone) and done.cached_tokens == 0
     assert done.prompt_tokens == len(second.prompt)
+
+
+def test_the_same_prompt_again_samples_from_the_logits_it_left(model):
+    """A prompt repeated with no decode in between is answered from the logits the first
+    request left (they stay usable while nothing else is decoded), and answers the same;
+    the last prompt token still counts as input."""
+    request = GenerationRequest(prompt(model, "Name a colour. " * 30), max_tokens=1,
+                                sampling=Sampling(temperature=0), top_logprobs=2)
+
+    async def three_times() -> list[list[object]]:
+        runs = []
+        for _ in range(3):
+            runs.append([event async for event in model.engine.generate(request)])
+        return runs
+
+    runs = asyncio.run(three_times())
+    tokens = [next(e for e in run if isinstance(e, TokenEvent)) for run in runs]
+    assert len({(t.token, t.logprob, t.top) for t in tokens}) == 1
+    for run in runs[1:]:
+        done = run[-1]
+        assert isinstance(done, GenerationDone)
+        assert done.cached_tokens == len(request.prompt) - 1 and done.generated_tokens == 1
+    assert len(model.engine._live_logits) == 1  # the row is still there for a fourth

@@ -217,6 +217,9 @@ class LlamaCppEngine:
         self._waiting: list[_Sequence] = []
         self._active: list[_Sequence] = []
         self._slots = [_Slot(i) for i in range(settings.parallel)]
+        # slot index -> the row of the last decode's logits that follows the slot's tokens;
+        # valid until the next decode or until the slot's tokens change
+        self._live_logits: dict[int, int] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -334,16 +337,15 @@ class LlamaCppEngine:
             self._drain_inbox(block=not self._active and not self._waiting)
             self._reap_cancelled()
             self._admit()
-            if not self._active:
-                continue
-            try:
-                self._step()
-            except Exception as exc:  # a failed decode fails the sequences in it
-                log.exception("decode step failed")
-                for sequence in list(self._active):
-                    self._outbox.put(sequence, InternalError(f"the engine failed: {exc}"))
-                    self._release(sequence, keep_kv=False)
-            self._outbox.flush()
+            if self._active:
+                try:
+                    self._step()
+                except Exception as exc:  # a failed decode fails the sequences in it
+                    log.exception("decode step failed")
+                    for sequence in list(self._active):
+                        self._outbox.put(sequence, InternalError(f"the engine failed: {exc}"))
+                        self._release(sequence, keep_kv=False)
+            self._outbox.flush()  # admission alone may have answered (or refused) some
         for sequence in self._active + self._waiting:
             self._outbox.put(sequence, InternalError("the engine is shutting down"))
             self._release(sequence)
@@ -383,8 +385,10 @@ class LlamaCppEngine:
                               self.settings.min_prefix_copy)
             if seat.source is not None:
                 self._copy_slot(seat.source, seat.slot)
-            self._seat(candidate, seat.slot, seat.shared)
+            row = self._seat(candidate, seat.slot, seat.shared)
             self._active.append(candidate)
+            if row is not None:  # its whole prompt is in KV, its next logits still here
+                self._sample(candidate, row)
 
     def _copy_slot(self, source: _Slot, target: _Slot) -> None:
         """Copy a running sequence's KV into a free slot (done at the next decode).
@@ -394,21 +398,35 @@ class LlamaCppEngine:
         """
         ll.llama_memory_seq_cp(self._memory, source.index, target.index, -1, -1)
         target.tokens = list(source.tokens)
+        self._live_logits.pop(target.index, None)
 
-    def _seat(self, sequence: _Sequence, slot: _Slot, shared: int) -> None:
-        """Put the sequence in the slot, keeping the KV of the ``shared`` prefix."""
+    def _seat(self, sequence: _Sequence, slot: _Slot, shared: int) -> int | None:
+        """Put the sequence in the slot, keeping the KV of the ``shared`` prefix.
+
+        Returns the row of the last decode's logits to sample from when the slot holds
+        exactly this prompt and those logits are still there (the same prompt again, with
+        no decode since): nothing is computed then. Otherwise the last prompt token is
+        decoded again for its logits, and None is returned."""
         prompt = sequence.request.prompt
-        reuse = min(shared, len(prompt) - 1)
+        row = self._live_logits.get(slot.index)
+        if row is not None and not shared == len(prompt) == len(slot.tokens):
+            row = None  # the slot's tokens are about to change: its row is stale
+            del self._live_logits[slot.index]
+        reuse = len(prompt) if row is not None else min(shared, len(prompt) - 1)
         if not ll.llama_memory_seq_rm(self._memory, slot.index, reuse, -1):
             ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
-            reuse = 0
+            reuse, row = 0, None
+            self._live_logits.pop(slot.index, None)
         slot.busy = True
         del slot.tokens[reuse:]
         sequence.seq_id = slot.index
         sequence.position = reuse
-        sequence.cached = reuse if reuse >= self.settings.min_reported_cache else 0
+        # the last prompt token is counted as input even when it was not computed again
+        counted = min(reuse, len(prompt) - 1)
+        sequence.cached = counted if counted >= self.settings.min_reported_cache else 0
         sequence.feed = list(prompt[reuse:])
         self._outbox.put(sequence, Admitted(len(prompt), sequence.cached))
+        return row
 
     def _release(self, sequence: _Sequence, *, keep_kv: bool = True) -> None:
         """Free the slot; its KV stays for the next request that shares the prefix."""
@@ -419,6 +437,7 @@ class LlamaCppEngine:
             if not keep_kv:
                 ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
                 slot.tokens.clear()
+                self._live_logits.pop(slot.index, None)
             slot.busy = False
             slot.last_used = time.monotonic()
             sequence.seq_id = -1
@@ -444,9 +463,11 @@ class LlamaCppEngine:
             if not sequence.feed:
                 outputs.append((sequence, n - 1))
         self._batch.n_tokens = n
+        self._live_logits = {}
         status = ll.llama_decode(self._ctx, self._batch)
         if status != 0:
             raise RuntimeError(f"llama_decode returned {status}")
+        self._live_logits = {sequence.seq_id: index for sequence, index in outputs}
         for sequence, index in outputs:
             self._sample(sequence, index)
 
