@@ -187,3 +187,19 @@ def test_the_same_prompt_again_samples_from_the_logits_it_left(model):
         assert isinstance(done, GenerationDone)
         assert done.cached_tokens == len(request.prompt) - 1 and done.generated_tokens == 1
     assert len(model.engine._live_logits) == 1  # the row is still there for a fourth
+
+
+def test_a_grammar_that_cannot_be_built_is_refused_at_once_on_an_idle_engine(model):
+    """Refused at admission with nothing else running: the refusal leaves at once, it does
+    not wait for some later decode step."""
+    from b3os_infer.engine.base import Grammar
+    from b3os_infer.errors import InvalidRequest
+
+    request = GenerationRequest(prompt(model, "Hi."), max_tokens=4,
+                                grammar=Grammar("root ::= undefined-rule"))
+
+    async def refused() -> None:
+        with pytest.raises(InvalidRequest, match="grammar"):
+            await asyncio.wait_for(collect(model.engine, request), timeout=0.4)
+
+    asyncio.run(refused())
