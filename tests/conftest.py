@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,19 +47,26 @@ def start_server(home: Path, port: int, *extra: str) -> subprocess.Popen[str]:
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def wait_healthy(root: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
+def wait_ready(url: str, process: subprocess.Popen[str], output: Callable[[], str],
+               timeout: float = 120) -> None:
+    """Until ``url`` answers 200; fails with the process's ``output`` if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            output = process.stdout.read() if process.stdout else ""
-            raise RuntimeError(f"the server exited with {process.returncode}:\n{output}")
+            raise RuntimeError(f"{url}: the process exited with {process.returncode}:\n"
+                               f"{output()}")
         try:
-            if httpx.get(root + "/healthz", timeout=1).status_code == 200:
+            if httpx.get(url, timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    raise RuntimeError("the server did not become healthy in time")
+    raise RuntimeError(f"{url} did not answer in time")
+
+
+def wait_healthy(root: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
+    wait_ready(root + "/healthz", process,
+               lambda: process.stdout.read() if process.stdout else "", timeout)
 
 
 def stop(process: subprocess.Popen[str]) -> None:

@@ -21,7 +21,7 @@ import openai
 import pytest
 
 from b3os_infer.node.models import default_model_path
-from conftest import LiveServer, cli, free_port, start_server, stop, wait_healthy
+from conftest import LiveServer, cli, free_port, start_server, stop, wait_healthy, wait_ready
 
 EMBEDDED = "b3os/smollm2-135m-instruct"
 UPSTREAM = "b3os/smollm2-upstream"
@@ -45,20 +45,6 @@ def _engine(port: int, log: Path) -> subprocess.Popen[str]:
          "--model_alias", "smollm2-upstream", "--n_threads", "1", "--n_threads_batch", "1",
          "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(port)],
             stdout=out, stderr=subprocess.STDOUT, text=True)
-
-
-def _wait_engine(url: str, process: subprocess.Popen[str], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the engine exited:\n{log.read_text()}")
-        try:
-            if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError("the engine did not start in time")
 
 
 def _config(engine_url: str) -> str:
@@ -92,7 +78,7 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     engine = _engine(int(engine_url.rsplit(":", 1)[1]), engine_log)
     processes = [engine]
     try:
-        _wait_engine(engine_url, engine, engine_log)
+        wait_ready(engine_url + "/v1/models", engine, engine_log.read_text)
         (home / "node.toml").write_text(_config(engine_url))
         key = cli(home, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
         port = free_port()

@@ -261,8 +261,7 @@ class LlamaCppEngine:
         return model_metadata(self._model, key)
 
     def token_text(self, token: int) -> str:
-        text = ll.llama_vocab_get_text(self._vocab, token)
-        return text.decode("utf-8", "replace") if text else ""
+        return vocab_text(self._vocab, token)
 
     @property
     def bos_token_id(self) -> int:
@@ -577,6 +576,12 @@ def vocab_tokenize(vocab: Any, text: str, add_special: bool) -> list[int]:
         tokens = (ll.llama_token * capacity)()
         count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
     return list(tokens[:count])
+
+
+def vocab_text(vocab: Any, token: int) -> str:
+    """A token's text as the vocabulary spells it (special tokens too); none for no token."""
+    text = ll.llama_vocab_get_text(vocab, token) if token >= 0 else None
+    return text.decode("utf-8", "replace") if text else ""
 
 
 def vocab_piece(vocab: Any, token: int, *, special: bool) -> bytes:

@@ -37,10 +37,9 @@ class Director:
         self.reasoning_open = reasoning is not None
         self.spent = 0
         self._tail = ""
-        lazy = grammar is not None and grammar.trigger is not None
-        self.constrained = grammar is not None and not lazy and reasoning is None
-        self._trigger = StopMatcher([grammar.trigger]) if lazy and grammar and \
-            grammar.trigger else None
+        trigger = grammar.trigger if grammar is not None else None
+        self.constrained = grammar is not None and trigger is None and reasoning is None
+        self._trigger = StopMatcher([trigger]) if trigger is not None else None
 
     def active_grammar(self) -> str | None:
         return self.grammar.gbnf if self.constrained and self.grammar else None

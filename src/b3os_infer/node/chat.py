@@ -239,10 +239,14 @@ def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:
     return out
 
 
-def _usage(prompt: Prompt, cached: int, generated: int) -> Usage:
+def prompt_usage(prompt_tokens: int, cached: int, generated: int) -> Usage:
     """Anthropic's counting: ``input_tokens`` excludes the prompt tokens read from cache."""
-    return Usage(input_tokens=len(prompt.tokens) - cached, output_tokens=generated,
+    return Usage(input_tokens=prompt_tokens - cached, output_tokens=generated,
                  cached_tokens=cached)
+
+
+def _usage(prompt: Prompt, cached: int, generated: int) -> Usage:
+    return prompt_usage(len(prompt.tokens), cached, generated)
 
 
 def _with_usage(finished: Finished, usage: Usage) -> Finished:

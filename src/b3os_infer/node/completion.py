@@ -11,7 +11,7 @@ from contextlib import aclosing
 
 from ..core import ChatEvent, Finished, Started, TextDelta, TextRequest, Usage
 from ..engine.base import NOT_A_TOKEN, Admitted, GenerationDone, GenerationRequest
-from .chat import ChatModel
+from .chat import ChatModel, prompt_usage
 from .stops import StopMatcher
 
 
@@ -26,7 +26,7 @@ async def stream_text(model: ChatModel, request: TextRequest
     cached = generated = 0
 
     def usage() -> Usage:
-        return Usage(len(request.prompt) - cached, generated, cached)
+        return prompt_usage(len(request.prompt), cached, generated)
 
     async with aclosing(model.engine.generate(generation)) as events:
         async for event in events:

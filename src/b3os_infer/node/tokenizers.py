@@ -20,7 +20,13 @@ from typing import Any, Protocol
 import llama_cpp as ll
 from tokenizers import Tokenizer
 
-from ..engine.llamacpp import model_metadata, quiet_llama, vocab_piece, vocab_tokenize
+from ..engine.llamacpp import (
+    model_metadata,
+    quiet_llama,
+    vocab_piece,
+    vocab_text,
+    vocab_tokenize,
+)
 
 
 @dataclass(frozen=True)
@@ -67,14 +73,10 @@ class GgufTokenizer:
         trained = model_metadata(self._model, f"{arch}.context_length") if arch else None
         self.info = TokenizerInfo(
             chat_template=model_metadata(self._model, "tokenizer.chat_template"),
-            bos_token=self._text(int(ll.llama_vocab_bos(self._vocab))),
-            eos_token=self._text(int(ll.llama_vocab_eos(self._vocab))),
+            bos_token=vocab_text(self._vocab, int(ll.llama_vocab_bos(self._vocab))),
+            eos_token=vocab_text(self._vocab, int(ll.llama_vocab_eos(self._vocab))),
             vocab_size=int(ll.llama_vocab_n_tokens(self._vocab)),
             trained_window=int(trained) if trained and trained.isdigit() else None)
-
-    def _text(self, token: int) -> str:
-        text = ll.llama_vocab_get_text(self._vocab, token) if token >= 0 else None
-        return text.decode("utf-8", "replace") if text else ""
 
     def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
         return vocab_tokenize(self._vocab, text, add_special)
