@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
 
-.PHONY: help install serve test bench check lint typecheck clean
+.PHONY: help install serve test test-fast bench check lint typecheck clean
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,9 @@ serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, POR
 
 test: install ## run the whole test suite (unit, in-process and live SDK tests)
 	$(BIN)/pytest -q
+
+test-fast: install ## the unit and in-process tests only (tests/unit, tests/app): seconds
+	$(BIN)/pytest -q tests/unit tests/app
 
 bench: install ## our server vs llama-cpp-python's server, one at a time (several minutes)
 	$(BIN)/python -m bench $(ARGS)

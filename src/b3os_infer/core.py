@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant"]
-StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use"]
+# why a reply ended: the model ended its turn, it reached its token limit, it wrote one of
+# the caller's stop strings, or it called tools
+StopReason = Literal["end", "length", "stop_string", "tool_calls"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,9 @@ class RedactedThinkingPart:
 
 @dataclass(frozen=True)
 class ToolCallPart:
+    """A tool call; ``id`` is the caller's id for a call from the history, or one the node
+    minted (``ids.call_id``), which each wire format spells its own way."""
+
     id: str
     name: str
     input: dict[str, Any]
@@ -40,7 +45,7 @@ class ToolCallPart:
 
 @dataclass(frozen=True)
 class ToolResultPart:
-    tool_use_id: str
+    call_id: str
     content: str
     is_error: bool = False
 
@@ -55,7 +60,9 @@ class Tool:
     input_schema: dict[str, Any]
 
 
-ToolMode = Literal["auto", "any", "tool", "none"]
+# whether tools may be called (auto), must be (required), one named tool must be (named),
+# or none may be
+ToolMode = Literal["auto", "required", "named", "none"]
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,9 @@ def message_id() -> str:
     return "msg_" + base62(24)
 
 
-def tool_use_id() -> str:
-    return "toolu_" + base62(24)
+def call_id() -> str:
+    """A new tool call's id, neutral: each wire format adds its own prefix."""
+    return base62(24)
 
 
 def completion_id() -> str:

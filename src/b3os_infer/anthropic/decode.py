@@ -21,6 +21,7 @@ from ..core import (
     Tool,
     ToolCallPart,
     ToolChoice,
+    ToolMode,
     ToolResultPart,
 )
 from ..errors import InvalidRequest, UnsupportedParameter
@@ -258,6 +259,9 @@ def _tool(item: Any, path: str) -> Tool:
     return Tool(name, description, schema)
 
 
+_MODES: dict[str, ToolMode] = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}
+
+
 def _tool_choice(fields: Fields, tools: list[Tool]) -> ToolChoice:
     raw = fields.take("tool_choice", dict)
     if raw is None:
@@ -273,7 +277,7 @@ def _tool_choice(fields: Fields, tools: list[Tool]) -> ToolChoice:
         raise invalid("tool_choice", f"tool_choice.type {mode!r} needs `tools`")
     if name is not None and name not in {t.name for t in tools}:
         raise invalid("tool_choice.name", f"no tool named {name!r} in `tools`")
-    return ToolChoice(mode, name, parallel)  # type: ignore[arg-type]
+    return ToolChoice(_MODES[mode], name, parallel)
 
 
 # ---- thinking and output -------------------------------------------------------------
@@ -346,7 +350,7 @@ def _format(raw: dict[str, Any] | None, path: str) -> dict[str, Any] | None:
 def _check_thinking_rules(request: ChatRequest, temperature_given: bool) -> None:
     if request.thinking is None:
         return
-    if request.tool_choice.mode in ("any", "tool"):
+    if request.tool_choice.mode in ("required", "named"):
         raise invalid("thinking", "Thinking may not be enabled when tool_choice forces tool "
                       "use.")
     if temperature_given and request.sampling.temperature != 1.0:

@@ -22,12 +22,16 @@ from ..core import (
     ToolCallEnd,
     ToolCallPart,
     ToolCallStart,
+    StopReason,
     Usage,
 )
 from ..http.sse import event_frame
 from .errors import error_body
 
 PING_SECONDS = 10.0
+# the neutral stop reasons in the Messages API's words
+STOP_REASONS: dict[StopReason, str] = {"end": "end_turn", "length": "max_tokens",
+                                       "stop_string": "stop_sequence", "tool_calls": "tool_use"}
 _EMPTY_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
 
 
@@ -41,13 +45,18 @@ def usage_body(usage: Usage) -> dict[str, Any]:
     }
 
 
+def tool_use_id(call_id: str) -> str:
+    """A call the node minted, as the Messages API spells tool use ids."""
+    return "toolu_" + call_id
+
+
 def block_body(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ThinkingPart):
         return {"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""}
     if isinstance(part, ToolCallPart):
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input,
+        return {"type": "tool_use", "id": tool_use_id(part.id), "name": part.name, "input": part.input,
                 "caller": {"type": "direct"}}
     raise TypeError(f"{type(part).__name__} is not part of a reply")
 
@@ -60,7 +69,7 @@ def message_body(message_id: str, model: str, result: ChatResult) -> dict[str, A
         "role": "assistant",
         "model": model,
         "content": content,
-        "stop_reason": result.stop_reason,
+        "stop_reason": STOP_REASONS[result.stop_reason],
         "stop_sequence": result.stop_sequence,
         "usage": usage_body(result.usage),
     }
@@ -93,7 +102,7 @@ class MessageStreamEncoder:
                 self._delta({"type": "signature_delta", "signature": event.signature}),
                 *self._close()]
         if isinstance(event, ToolCallStart):
-            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {},
+            block = {"type": "tool_use", "id": tool_use_id(event.id), "name": event.name, "input": {},
                      "caller": {"type": "direct"}}
             return self._close() + self._open("tool_use", block)
         if isinstance(event, ToolCallDelta):
@@ -137,7 +146,7 @@ class MessageStreamEncoder:
         usage = usage_body(event.usage)
         return self._close() + [
             _frame({"type": "message_delta",
-                    "delta": {"stop_reason": event.stop_reason,
+                    "delta": {"stop_reason": STOP_REASONS[event.stop_reason],
                               "stop_sequence": event.stop_sequence},
                     "usage": usage}),
             _frame({"type": "message_stop"}),

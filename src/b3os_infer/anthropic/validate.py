@@ -20,7 +20,7 @@ def check_tool_pairing(messages: list[Message]) -> None:
             continue
         asked = [p.id for p in message.parts if isinstance(p, ToolCallPart)]
         following = messages[index + 1]
-        answered = {p.tool_use_id for p in following.parts if isinstance(p, ToolResultPart)}
+        answered = {p.call_id for p in following.parts if isinstance(p, ToolResultPart)}
         missing = [i for i in asked if i not in answered]
         if missing:
             raise invalid(f"messages[{index}]", "`tool_use` ids were found without "
@@ -36,9 +36,9 @@ def _check_results(index: int, message: Message, asked: list[str]) -> None:
             seen_other = True
             continue
         path = f"messages[{index}].content[{j}]"
-        if part.tool_use_id not in asked:
+        if part.call_id not in asked:
             raise invalid(path, "unexpected `tool_use_id` found in `tool_result` blocks: "
-                          f"{part.tool_use_id}. Each `tool_result` block must have a "
+                          f"{part.call_id}. Each `tool_result` block must have a "
                           "corresponding `tool_use` block in the previous message.")
         if seen_other:
             raise invalid(path, "`tool_result` blocks must come first in the message that "

@@ -139,7 +139,7 @@ class ChatModel:
         tools = self._tools(request)
         choice = request.tool_choice
         if tools:
-            if choice.mode == "tool":
+            if choice.mode == "named":
                 tools = [t for t in tools if t.name == choice.name]
             return tool_call_grammar(tools, parallel=choice.parallel,
                                      lazy=choice.mode == "auto")
@@ -206,8 +206,8 @@ class ChatModel:
                     tail = stops.flush()
                     if tail:
                         yield TextDelta(tail)
-                    reason: StopReason = "max_tokens" if event.reason == "length" else \
-                        "tool_use" if parser.calls else "end_turn"
+                    reason: StopReason = "length" if event.reason == "length" else \
+                        "tool_calls" if parser.calls else "end"
                     yield Finished(reason, None, _usage(prompt, cached, event.generated_tokens))
                     return
                 generated += 0 if event.token == NOT_A_TOKEN else 1
@@ -234,7 +234,7 @@ def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:
         if safe:
             out.append(TextDelta(safe))
         if matched is not None:
-            out.append(Finished("stop_sequence", matched, Usage()))
+            out.append(Finished("stop_string", matched, Usage()))
             return out
     return out
 

@@ -38,7 +38,7 @@ async def stream_text(model: ChatModel, request: TextRequest
                 if tail:
                     yield TextDelta(tail)
                 generated = event.generated_tokens
-                yield Finished("max_tokens" if event.reason == "length" else "end_turn", None,
+                yield Finished("length" if event.reason == "length" else "end", None,
                                usage())
                 return
             else:
@@ -50,5 +50,5 @@ async def stream_text(model: ChatModel, request: TextRequest
                 if safe:
                     yield TextDelta(safe)
                 if matched is not None:
-                    yield Finished("stop_sequence", matched, usage())
+                    yield Finished("stop_string", matched, usage())
                     return

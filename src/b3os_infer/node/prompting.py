@@ -107,7 +107,7 @@ class PromptBuilder:
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 if self.profile.native_tools:
-                    turns.append({"role": "tool", "tool_call_id": part.tool_use_id,
+                    turns.append({"role": "tool", "tool_call_id": part.call_id,
                                   "content": _result_text(part)})
                 else:
                     pending.append(f"<tool_response>\n{_result_text(part)}\n</tool_response>")

@@ -170,7 +170,7 @@ class ReplyParser:
         self._state = "arguments"
         self._extent = _JsonExtent()
         self._args = []
-        return [ToolCallStart(ids.tool_use_id(), name)]
+        return [ToolCallStart(ids.call_id(), name)]
 
     def _on_arguments(self, final: bool) -> list[ChatEvent]:
         end = self._extent.feed(self._buffer)

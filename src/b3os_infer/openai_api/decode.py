@@ -185,11 +185,11 @@ def _check_tool_answers(messages: list[Message]) -> None:
         results = [p for p in message.parts if isinstance(p, ToolResultPart)]
         if results:
             for part in results:
-                if part.tool_use_id not in pending:
+                if part.call_id not in pending:
                     raise invalid(f"messages[{index}]", "Invalid parameter: messages with role "
                                   "'tool' must be a response to a preceding message with "
                                   "'tool_calls'.")
-                pending.remove(part.tool_use_id)
+                pending.remove(part.call_id)
             continue
         if pending:
             raise invalid(f"messages[{index - 1}]", "An assistant message with 'tool_calls' "
@@ -255,7 +255,7 @@ def _tool_choice(fields: Fields, tools: list[Tool]) -> ToolChoice:
     if raw is None:
         return ToolChoice("auto" if tools else "none", None, parallel)
     if isinstance(raw, str):
-        modes = {"none": "none", "auto": "auto", "required": "any"}
+        modes = {"none": "none", "auto": "auto", "required": "required"}
         if raw not in modes:
             raise invalid("tool_choice", "Input should be 'none', 'auto', 'required' or a "
                           "named function")
@@ -275,7 +275,7 @@ def _tool_choice(fields: Fields, tools: list[Tool]) -> ToolChoice:
     choice.finish()
     if name not in {t.name for t in tools}:
         raise invalid("tool_choice.function.name", f"no function named {name!r} in `tools`")
-    return ToolChoice("tool", name, parallel)
+    return ToolChoice("named", name, parallel)
 
 
 def _reasoning(fields: Fields, max_tokens: int) -> Thinking | None:

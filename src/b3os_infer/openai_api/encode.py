@@ -26,8 +26,13 @@ from ..node.choices import AllFinished, ChoiceEvent
 from ..node.prompting import dumps
 from .errors import error_body
 
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
-           "tool_use": "tool_calls"}
+_FINISH = {"end": "stop", "stop_string": "stop", "length": "length",
+           "tool_calls": "tool_calls"}
+
+
+def tool_call_id(call_id: str) -> str:
+    """A call the node minted, as the OpenAI API spells tool call ids."""
+    return "call_" + call_id
 
 
 def finish_reason(reason: StopReason) -> str:
@@ -66,7 +71,7 @@ def _message(result: ChatResult) -> dict[str, Any]:
     if thinking:
         message["reasoning_content"] = message["reasoning"] = thinking
     if calls:
-        message["tool_calls"] = [{"id": c.id, "type": "function",
+        message["tool_calls"] = [{"id": tool_call_id(c.id), "type": "function",
                                   "function": {"name": c.name, "arguments": dumps(c.input)}}
                                  for c in calls]
     return message
@@ -147,7 +152,7 @@ class ChunkEncoder:
             return {"reasoning_content": event.text, "reasoning": event.text}
         if isinstance(event, ToolCallStart):
             state.calls += 1
-            return {"tool_calls": [{"index": state.calls - 1, "id": event.id,
+            return {"tool_calls": [{"index": state.calls - 1, "id": tool_call_id(event.id),
                                     "type": "function",
                                     "function": {"name": event.name, "arguments": ""}}]}
         if isinstance(event, ToolCallDelta):

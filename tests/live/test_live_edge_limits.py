@@ -17,7 +17,7 @@ import pytest
 
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.usage import UsageLedger
-from conftest import cli, free_port, start_server, stop, wait_healthy
+from support.servers import cli, free_port, start_server, stop, wait_healthy
 
 MODEL = "b3os/smollm2-135m-instruct"
 CONFIG = """

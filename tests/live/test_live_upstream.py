@@ -21,7 +21,7 @@ import openai
 import pytest
 
 from b3os_infer.node.models import default_model_path
-from conftest import LiveServer, cli, free_port, start_server, stop, wait_healthy, wait_ready
+from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy, wait_ready
 
 EMBEDDED = "b3os/smollm2-135m-instruct"
 UPSTREAM = "b3os/smollm2-upstream"
@@ -34,7 +34,6 @@ WEATHER = {"name": "get_weather", "description": "Get the current weather in a c
                "required": ["city", "unit"]}}
 GREEDY = {"top_k": 1}
 
-pytestmark = pytest.mark.live
 
 
 def _engine(port: int, log: Path) -> subprocess.Popen[str]:

@@ -64,7 +64,7 @@ def test_chunks_role_first_usage_last_done_at_the_end():
     encoder = ChunkEncoder("id", 1, "m", include_usage=True, logprobs=False)
     frames = []
     for event in [Started(Usage(4)), TextDelta("a"), TextDelta("b"),
-                  Finished("max_tokens", None, Usage(4, 2))]:
+                  Finished("length", None, Usage(4, 2))]:
         frames += encoder.encode(ChoiceEvent(0, event))
     frames += encoder.encode(AllFinished(Usage(4, 2)))
     chunks = chunks_of(frames)

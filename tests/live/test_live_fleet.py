@@ -14,9 +14,9 @@ import anthropic
 import httpx
 import openai
 import pytest
-from edge_support import redis_server
+from support.edge import redis_server
 
-from conftest import cli, free_port, stop
+from support.servers import cli, free_port, stop
 
 MODEL = "b3os/smollm2-135m-instruct"
 SECRET = "fleet-test-secret-0123456789abcdef"

@@ -9,7 +9,7 @@ import httpx
 import jsonschema
 import pytest
 
-from stream_checks import check_message_stream, parse_sse
+from support.streams import check_message_stream, parse_sse
 
 MODEL = "b3os/smollm2-135m-instruct"
 WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 import redis
 
-from conftest import free_port
+from support.servers import free_port
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from b3os_infer.openai_api import policy
 from b3os_infer.openai_api.completions import decode_completion_request
 from b3os_infer.openai_api.decode import decode_chat_request
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "openai.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "openai.md"
 USER = {"role": "user", "content": "Hi"}
 # a value of the right shape for each field the tables accept or refuse
 SAMPLES = {
@@ -90,7 +90,7 @@ def test_tools_choice_and_format_decode_into_the_neutral_request():
         top_logprobs=3, reasoning_effort="low", max_completion_tokens=100,
         response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {
             "type": "object"}}}))
-    assert request.tool_choice.mode == "any" and not request.tool_choice.parallel
+    assert request.tool_choice.mode == "required" and not request.tool_choice.parallel
     assert request.tools[0].input_schema["properties"] == {"a": {"type": "integer"}}
     assert request.top_logprobs == 3 and options.n == 2 and options.logprobs
     assert request.thinking is not None and request.thinking.budget_tokens == 50

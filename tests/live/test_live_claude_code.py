@@ -13,7 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
-CLAUDE = Path(__file__).resolve().parent / "js" / "node_modules" / ".bin" / "claude"
+CLAUDE = Path(__file__).resolve().parents[1] / "js" / "node_modules" / ".bin" / "claude"
 MODEL = "b3os/smollm2-135m-instruct"
 
 

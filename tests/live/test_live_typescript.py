@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-JS = Path(__file__).resolve().parent / "js"
+JS = Path(__file__).resolve().parents[1] / "js"
 MODEL = "b3os/smollm2-135m-instruct"
 
 

@@ -12,7 +12,7 @@ from b3os_infer.anthropic.decode import decode_count_tokens_request, decode_mess
 from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "anthropic.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "anthropic.md"
 USER = {"role": "user", "content": "Hi"}
 TOOL = {"name": "Read", "description": "read a file",
         "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}

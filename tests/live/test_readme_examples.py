@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "tests" / "js"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 MODEL = "b3os/smollm2-135m-instruct"

@@ -10,7 +10,7 @@ import time
 
 import httpx
 
-from conftest import free_port, start_server, wait_healthy
+from support.servers import free_port, start_server, wait_healthy
 
 MODEL = "b3os/smollm2-135m-instruct"
 RID = re.compile(r"req_[0-9a-hjkmnp-tv-z]{26}")

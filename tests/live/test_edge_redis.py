@@ -6,7 +6,7 @@ import asyncio
 import secrets
 
 import pytest
-from edge_support import redis_server
+from support.edge import redis_server
 
 from b3os_infer.edge.limits import ModelLimits
 from b3os_infer.edge.redis_limits import RedisLimiter

@@ -13,7 +13,7 @@ from b3os_infer.edge.context import RequestContextMiddleware
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.usage import UsageLedger
-from conftest import cli
+from support.servers import cli
 
 MODEL = "b3os/smollm2-135m-instruct"
 

@@ -108,7 +108,7 @@ def test_stream_encoder_sequence_and_event_names():
     encoder = MessageStreamEncoder("msg_1", "m")
     chunks = []
     for event in [Started(Usage(5)), TextDelta("Hel"), TextDelta("lo"),
-                  Finished("end_turn", None, Usage(5, 3))]:
+                  Finished("end", None, Usage(5, 3))]:
         chunks += encoder.encode(event)
     frames = frames_of(chunks)
     assert all(name == data["type"] for name, data in frames)
@@ -126,7 +126,7 @@ def test_empty_reply_has_no_blocks_in_either_form():
     assert message_body("msg_1", "m", result)["content"] == []
     encoder = MessageStreamEncoder("msg_1", "m")
     frames = frames_of(encoder.encode(Started(Usage(5))) +
-                       encoder.encode(Finished("max_tokens", None, Usage(5, 1))))
+                       encoder.encode(Finished("length", None, Usage(5, 1))))
     assert "content_block_start" not in [name for name, _ in frames]
 
 
@@ -138,7 +138,7 @@ def test_pings_keep_a_silent_stream_alive():
     async def slow():
         yield Started(Usage(5))
         await asyncio.sleep(0.35)
-        yield Finished("end_turn", None, Usage(5, 1))
+        yield Finished("end", None, Usage(5, 1))
 
     async def collect():
         encoder = MessageStreamEncoder("msg_1", "m")

@@ -12,7 +12,7 @@ from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings, _gramma
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
 from b3os_infer.node.models import default_model_path
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "claude_code_tools.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code_tools.json"
 TOOLS = [Tool(t["name"], None, t["input_schema"]) for t in json.loads(FIXTURE.read_text())["tools"]]
 
 

@@ -15,7 +15,7 @@ import pytest
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.usage import UsageLedger, UsageRow
-from conftest import free_port
+from support.servers import free_port
 
 BIN = Path("/usr/lib/postgresql/15/bin")
 
