@@ -122,7 +122,7 @@ def test_stream_encoder_sequence_and_event_names():
 
 
 def test_empty_reply_has_no_blocks_in_either_form():
-    result = ChatResult("", "max_tokens", None, Usage(5, 1))
+    result = ChatResult([], "length", None, Usage(5, 1))
     assert message_body("msg_1", "m", result)["content"] == []
     encoder = MessageStreamEncoder("msg_1", "m")
     frames = frames_of(encoder.encode(Started(Usage(5))) +

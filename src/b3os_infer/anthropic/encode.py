@@ -12,6 +12,7 @@ from ..core import (
     Finished,
     Part,
     Started,
+    StopReason,
     TextDelta,
     TextPart,
     ThinkingDelta,
@@ -22,7 +23,6 @@ from ..core import (
     ToolCallEnd,
     ToolCallPart,
     ToolCallStart,
-    StopReason,
     Usage,
 )
 from ..http.sse import event_frame
@@ -56,8 +56,8 @@ def block_body(part: Part) -> dict[str, Any]:
     if isinstance(part, ThinkingPart):
         return {"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""}
     if isinstance(part, ToolCallPart):
-        return {"type": "tool_use", "id": tool_use_id(part.id), "name": part.name, "input": part.input,
-                "caller": {"type": "direct"}}
+        return {"type": "tool_use", "id": tool_use_id(part.id), "name": part.name,
+                "input": part.input, "caller": {"type": "direct"}}
     raise TypeError(f"{type(part).__name__} is not part of a reply")
 
 
@@ -102,8 +102,8 @@ class MessageStreamEncoder:
                 self._delta({"type": "signature_delta", "signature": event.signature}),
                 *self._close()]
         if isinstance(event, ToolCallStart):
-            block = {"type": "tool_use", "id": tool_use_id(event.id), "name": event.name, "input": {},
-                     "caller": {"type": "direct"}}
+            block = {"type": "tool_use", "id": tool_use_id(event.id), "name": event.name,
+                     "input": {}, "caller": {"type": "direct"}}
             return self._close() + self._open("tool_use", block)
         if isinstance(event, ToolCallDelta):
             return [self._delta({"type": "input_json_delta", "partial_json": event.partial_json})]

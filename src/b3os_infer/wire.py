@@ -1,0 +1,292 @@
+"""The typed wire: request models shared by both API packages, and their field policy.
+
+Each wire package (``anthropic/``, ``openai_api/``) declares its requests as pydantic
+models derived from ``WireModel``. Every field carries exactly one policy marker:
+
+- ``Supported(note)``: the field is read and honoured as the real API does;
+- ``Ignored(note)``: accepted and dropped (it cannot change the answer here);
+- ``Refused(note)``: present and not null, it is a 400 ``unsupported_parameter`` naming it.
+
+A key the model does not declare is refused the same way (``extra="forbid"``). Decoding
+a body is validating it (``decode``): the first pydantic error becomes an
+``InvalidRequest`` whose ``param`` is the field's path as the client wrote it
+(``messages[2].content[1].source``). The policy tables in the docs are rendered from the
+models' markers (``policy_rules``), so a documented field is a field a model reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    GetCoreSchemaHandler,
+    Tag,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError, core_schema
+
+from .errors import InvalidRequest, UnsupportedParameter
+
+Status = Literal["supported", "ignored", "refused"]
+M = TypeVar("M", bound=BaseModel)
+
+# error types that mean "this field or kind is not served", not "this value is malformed"
+_REFUSALS = {"extra_forbidden", "refused", "refused_kind"}
+
+
+@dataclass(frozen=True)
+class Supported:
+    note: str
+    status: Status = "supported"
+
+
+@dataclass(frozen=True)
+class Ignored:
+    note: str
+    status: Status = "ignored"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A field whose silent omission would change the answer: any value but null is
+    refused, with ``note`` saying why."""
+
+    note: str
+    status: Status = "refused"
+
+    def __get_pydantic_core_schema__(self, source: Any,
+                                     handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self._refuse, handler(source))
+
+    def _refuse(self, value: object) -> None:
+        if value is not None:
+            raise PydanticCustomError("refused", "not supported here ({note})",
+                                      {"note": self.note})
+
+
+Marker = Supported | Ignored | Refused
+
+
+class WireModel(BaseModel):
+    """A request object as the client sends it: strict JSON types, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True,
+                              populate_by_name=True, protected_namespaces=())
+
+
+# ---- kinds: the `type` of content blocks, tools, ... --------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    status: Status
+    note: str
+
+
+@dataclass(frozen=True)
+class KindTable:
+    """The policy of one tagged union's ``type`` values; a name ending in ``*`` covers
+    every type with that prefix. ``what`` names a member in messages ("content block")."""
+
+    what: str
+    kinds: tuple[Kind, ...]
+    at: str | None = None   # the key an error names inside the member ("type"), if any
+
+    def find(self, name: str) -> Kind | None:
+        for kind in self.kinds:
+            if kind.name == name or (kind.name.endswith("*")
+                                     and name.startswith(kind.name[:-1])):
+                return kind
+        return None
+
+    def discriminator(self, default: str | None = None) -> Discriminator:
+        """For a union of ``Annotated[Model, member("name")]``: the member is picked by the
+        object's ``type`` (``default`` when absent); a type the table refuses or does not
+        know is refused, naming it and saying why."""
+
+        def pick(value: Any) -> str | None:
+            if isinstance(value, BaseModel):
+                return tag_name(str(getattr(value, "type", default)))
+            name = value.get("type", default) if isinstance(value, dict) else None
+            if not isinstance(name, str):
+                return None
+            kind = self.find(name)
+            return "refused:" + name if kind is None or kind.status == "refused" \
+                else tag_name(name)
+
+        return Discriminator(pick)
+
+    def names(self, status: Status) -> tuple[str, ...]:
+        return tuple(k.name for k in self.kinds if k.status == status)
+
+
+def tag_name(kind: str) -> str:
+    """A union member's tag: not a key any client writes, so error paths can drop it."""
+    return "type=" + kind
+
+
+def member(kind: str) -> Tag:
+    """The tag of the union member for ``type`` ``kind``."""
+    return Tag(tag_name(kind))
+
+
+def kinds(what: str, *rows: tuple[str, Status, str], at: str | None = None) -> KindTable:
+    return KindTable(what, tuple(Kind(*row) for row in rows), at)
+
+
+def refusal_for(table: KindTable, value: Any, path: str) -> UnsupportedParameter:
+    name = value.get("type") if isinstance(value, dict) else None
+    kind = table.find(str(name))
+    why = kind.note if kind is not None else f"unknown {table.what} type"
+    at = f"{path}.{table.at}" if table.at else path
+    return UnsupportedParameter(f"{at}: {table.what}s of type {name!r} are not supported "
+                                f"here ({why})", param=at)
+
+
+# ---- decoding ------------------------------------------------------------------------
+
+
+def decode(model: type[M], body: Mapping[str, Any],
+           tables: Sequence[KindTable] = ()) -> M:
+    """``body`` validated as ``model``; the first error as our ``InvalidRequest``."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise as_infer_error(exc, body, tables) from None
+
+
+def as_infer_error(exc: ValidationError, body: Any,
+                   tables: Sequence[KindTable] = ()) -> InvalidRequest:
+    """One error for the client: refusals first, then the deepest path; where several
+    branches of a union failed at the same place, their messages are joined."""
+    errors = [(_path(body, e["loc"]), e) for e in exc.errors(include_url=False)]
+    refusals = [item for item in errors if _is_refusal(item[1])]
+    path, first = max(refusals or errors, key=lambda item: item[0].count("[")
+                      + item[0].count(".") + (1 if item[0] else 0))
+    if first["type"] == "union_tag_invalid" and "refused:" in str(first.get("ctx", {})):
+        return _kind_refusal(body, first["loc"], path, tables)
+    if first["type"] == "union_tag_not_found":
+        return InvalidRequest(f"{path}.type: Field required" if path else "type: Field "
+                              "required", param=f"{path}.type" if path else "type")
+    if first["type"] in _REFUSALS:
+        return UnsupportedParameter(f"{path}: {first['msg']}" if path else first["msg"],
+                                    param=path or None)
+    same = [e["msg"] for p, e in errors if p == path and not _is_refusal(e)]
+    return InvalidRequest(f"{path}: {_join(same)}" if path else _join(same),
+                          param=path or None)
+
+
+def _is_refusal(error: Any) -> bool:
+    return bool(error["type"] in _REFUSALS or (error["type"] == "union_tag_invalid"
+                                               and "refused:" in str(error.get("ctx", {}))))
+
+
+def _kind_refusal(body: Any, loc: tuple[Any, ...], path: str,
+                  tables: Sequence[KindTable]) -> InvalidRequest:
+    value = _value_at(body, loc)
+    name = value.get("type") if isinstance(value, dict) else None
+    for table in tables:
+        if table.find(str(name)) is not None:
+            return refusal_for(table, value, path)
+    what = tables[0].what if len(tables) == 1 else "object"
+    return UnsupportedParameter(f"{path}: {what}s of type {name!r} are not supported here "
+                                f"(unknown {what} type)", param=path)
+
+
+def _join(messages: list[str]) -> str:
+    unique = list(dict.fromkeys(messages))
+    head, rest = unique[0], unique[1:]
+    lead = "Input should be "
+    if rest and head.startswith(lead) and all(m.startswith(lead) for m in rest):
+        return head + "".join(" or " + m[len(lead):] for m in rest)
+    return "; ".join(unique)
+
+
+def _steps(body: Any, loc: Iterable[Any]) -> list[str | int]:
+    """The parts of ``loc`` that are keys and indexes of ``body`` itself: pydantic adds
+    the names of union branches and tags (``str``, ``text``, ``function-after[...]``),
+    which the client never wrote. A missing key (the last step) is kept."""
+    steps: list[str | int] = []
+    current = body
+    items = list(loc)
+    for i, key in enumerate(items):
+        last = i == len(items) - 1
+        if isinstance(key, int) and isinstance(current, list) and 0 <= key < len(current):
+            steps.append(key)
+            current = current[key]
+        elif isinstance(key, str) and isinstance(current, dict) and (key in current or last):
+            steps.append(key)
+            current = current.get(key)
+    return steps
+
+
+def _value_at(body: Any, loc: Iterable[Any]) -> Any:
+    current = body
+    for key in _steps(body, loc):
+        current = current[key] if isinstance(key, int) else current.get(key)
+    return current
+
+
+def _path(body: Any, loc: Iterable[Any]) -> str:
+    out = ""
+    for key in _steps(body, loc):
+        out = f"{out}[{key}]" if isinstance(key, int) else (f"{out}.{key}" if out else key)
+    return out
+
+
+# ---- the policy tables, read off the models -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    status: Status
+    note: str
+
+
+def marker(model: type[BaseModel], name: str) -> Marker:
+    """The policy marker of one field (by its attribute name)."""
+    info = model.model_fields[name]
+    found = [m for m in info.metadata if isinstance(m, Supported | Ignored | Refused)]
+    if len(found) != 1:
+        raise TypeError(f"{model.__name__}.{name} needs exactly one policy marker")
+    return found[0]
+
+
+def policy_rules(model: type[BaseModel]) -> tuple[Rule, ...]:
+    """One rule per field of ``model``, by the name the client writes."""
+    rules = []
+    for name, info in model.model_fields.items():
+        found = marker(model, name)
+        rules.append(Rule(info.alias or name, found.status, found.note))
+    return tuple(rules)
+
+
+def kind_rules(table: KindTable) -> tuple[Rule, ...]:
+    return tuple(Rule(k.name, k.status, k.note) for k in table.kinds)
+
+
+_LABELS = {"supported": "Supported", "ignored": "Accepted and ignored",
+           "refused": "Refused (400, `unsupported_parameter`)"}
+
+
+def render_tables(tables: Iterable[tuple[str, tuple[Rule, ...]]]) -> str:
+    """Markdown: per table a heading, then one list per status."""
+    out = []
+    for title, rules in tables:
+        out.append(f"### {title}\n")
+        for status in ("supported", "ignored", "refused"):
+            rows = [r for r in rules if r.status == status]
+            if not rows:
+                continue
+            out.append(f"**{_LABELS[status]}**\n")
+            out.append("| name | notes |\n|---|---|")
+            out.extend(f"| `{r.name}` | {r.note} |" for r in rows)
+            out.append("")
+    return "\n".join(out)
