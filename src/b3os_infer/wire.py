@@ -97,6 +97,7 @@ class KindTable:
     what: str
     kinds: tuple[Kind, ...]
     at: str | None = None   # the key an error names inside the member ("type"), if any
+    key: str = "type"       # the member's key that says its kind ("role" for messages)
 
     def find(self, name: str) -> Kind | None:
         for kind in self.kinds:
@@ -107,13 +108,13 @@ class KindTable:
 
     def discriminator(self, default: str | None = None) -> Discriminator:
         """For a union of ``Annotated[Model, member("name")]``: the member is picked by the
-        object's ``type`` (``default`` when absent); a type the table refuses or does not
+        object's ``key`` (``default`` when absent); a type the table refuses or does not
         know is refused, naming it and saying why."""
 
         def pick(value: Any) -> str | None:
             if isinstance(value, BaseModel):
-                return tag_name(str(getattr(value, "type", default)))
-            name = value.get("type", default) if isinstance(value, dict) else None
+                return tag_name(str(getattr(value, self.key, default)))
+            name = value.get(self.key, default) if isinstance(value, dict) else None
             if not isinstance(name, str):
                 return None
             kind = self.find(name)
@@ -136,17 +137,18 @@ def member(kind: str) -> Tag:
     return Tag(tag_name(kind))
 
 
-def kinds(what: str, *rows: tuple[str, Status, str], at: str | None = None) -> KindTable:
-    return KindTable(what, tuple(Kind(*row) for row in rows), at)
+def kinds(what: str, *rows: tuple[str, Status, str], at: str | None = None,
+          key: str = "type") -> KindTable:
+    return KindTable(what, tuple(Kind(*row) for row in rows), at, key)
 
 
 def refusal_for(table: KindTable, value: Any, path: str) -> UnsupportedParameter:
-    name = value.get("type") if isinstance(value, dict) else None
+    name = value.get(table.key) if isinstance(value, dict) else None
     kind = table.find(str(name))
     why = kind.note if kind is not None else f"unknown {table.what} type"
     at = f"{path}.{table.at}" if table.at else path
-    return UnsupportedParameter(f"{at}: {table.what}s of type {name!r} are not supported "
-                                f"here ({why})", param=at)
+    return UnsupportedParameter(f"{at}: {table.what}s of {table.key} {name!r} are not "
+                                f"supported here ({why})", param=at)
 
 
 # ---- decoding ------------------------------------------------------------------------
@@ -189,14 +191,14 @@ def _is_refusal(error: Any) -> bool:
 
 def _kind_refusal(body: Any, loc: tuple[Any, ...], path: str,
                   tables: Sequence[KindTable]) -> InvalidRequest:
+    """The refusal of a member whose kind its table refuses or does not know; the table
+    is the one that knows the kind, else the first whose key the member has."""
     value = _value_at(body, loc)
-    name = value.get("type") if isinstance(value, dict) else None
-    for table in tables:
-        if table.find(str(name)) is not None:
-            return refusal_for(table, value, path)
-    what = tables[0].what if len(tables) == 1 else "object"
-    return UnsupportedParameter(f"{path}: {what}s of type {name!r} are not supported here "
-                                f"(unknown {what} type)", param=path)
+    fields = value if isinstance(value, dict) else {}
+    candidates = [t for t in tables if t.key in fields]
+    known = [t for t in candidates if t.find(str(fields[t.key])) is not None]
+    table = (known or candidates or [KindTable("object", ())])[0]
+    return refusal_for(table, fields, path)
 
 
 def _join(messages: list[str]) -> str:
