@@ -103,6 +103,7 @@ class EngineInfo:
     context_window: int
     vocab_size: int
     description: str
+    applies_grammars: bool = False   # honours GenerationRequest.grammar
 
 
 class Engine(Protocol):

@@ -211,6 +211,7 @@ class LlamaCppEngine:
             context_window=window,
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
             description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
+            applies_grammars=True,
         )
         self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()

@@ -77,7 +77,8 @@ class UpstreamEngine:
         self.flavour = FLAVOURS[settings.flavour]
         self.tokenizer = tokenizer
         self.info = EngineInfo(context_window=settings.context_window, vocab_size=vocab_size,
-                               description=f"{settings.flavour} at {settings.url}")
+                               description=f"{settings.flavour} at {settings.url}",
+                               applies_grammars=True)
         self._client: httpx.AsyncClient | None = None
         self._watch: asyncio.Task[None] | None = None
         self._up = False

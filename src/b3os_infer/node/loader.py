@@ -7,6 +7,8 @@ from pathlib import Path
 from ..config import EngineConfig, ModelConfig
 from ..engine.base import Engine
 from ..engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from ..engine.script import load_script
+from ..engine.scripted import ScriptedEngine
 from ..engine.upstream import UpstreamEngine, UpstreamSettings
 from .chat import ChatModel
 from .chat_template import ChatTemplate
@@ -23,6 +25,8 @@ DEFAULT_MODEL_WINDOW = 32768
 def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
     if model.engine == "upstream":
         return load_upstream_model(model, secret)
+    if model.engine == "scripted":
+        return load_scripted_model(model, secret)
     return load_gguf_model(model, engine, secret)
 
 
@@ -63,6 +67,18 @@ def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
     return _chat_model(model, engine, template, secret, trained=info.trained_window)
 
 
+def load_scripted_model(model: ModelConfig, secret: bytes) -> ChatModel:
+    """A model that answers from a script (for tests and demos); see engine/script.py."""
+    assert model.script
+    return scripted_model(model, ScriptedEngine(load_script(Path(model.script))), secret)
+
+
+def scripted_model(model: ModelConfig, engine: ScriptedEngine, secret: bytes) -> ChatModel:
+    template = ChatTemplate(engine.chat_template, bos_token=engine.bos_token,
+                            eos_token=engine.eos_token)
+    return _chat_model(model, engine, template, secret, trained=None)
+
+
 def _template_source(source: str | None, where: Path) -> str:
     if not source:
         raise ValueError(f"{where} has no chat template (GGUF metadata "
@@ -75,7 +91,7 @@ def _chat_model(model: ModelConfig, engine: Engine, template: ChatTemplate, secr
     window = engine.info.context_window
     profile = detect_profile(template.source)
     capabilities = Capabilities(tools=True, thinking=True, vision=False,
-                                structured_output=True)
+                                structured_output=engine.info.applies_grammars)
     card = ModelCard(id=model.id, display_name=model.display_name, kind=model.kind,
                      context_window=window, max_output_tokens=window,
                      capabilities=capabilities, profile=profile.name,
