@@ -19,6 +19,7 @@ from .base import (
     Admitted,
     EngineEvent,
     EngineInfo,
+    FinishReason,
     GenerationDone,
     GenerationRequest,
     TokenEvent,
@@ -148,7 +149,7 @@ class ScriptedEngine:
                     pending[:0] = reasoning.close()
         if reply.fail_at is not None and generated >= reply.fail_at:
             raise reply.failure()
-        reason = "length" if pending else "eog"
+        reason: FinishReason = "length" if pending else "eog"
         yield GenerationDone(reason, len(request.prompt), cached, generated)
 
     def _event(self, token: int, request: GenerationRequest) -> TokenEvent:
