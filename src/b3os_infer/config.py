@@ -13,7 +13,7 @@ import platformdirs
 
 from .edge.limits import LimitsConfig
 from .edge.queue import QueueConfig
-from .node.models import DEFAULT_MODEL_ID, DEFAULT_MODEL_NAME
+from .node.models import DEFAULT_MODEL_ID
 
 
 class ConfigError(ValueError):
@@ -45,11 +45,12 @@ class ModelConfig:
     """One served model: its id, what serves it, and where its tokenizer comes from."""
 
     id: str = DEFAULT_MODEL_ID
-    display_name: str = DEFAULT_MODEL_NAME
+    display_name: str | None = None    # default: the GGUF's own name, else the file name
     kind: str = "chat"
     engine: str = "llamacpp"           # "upstream": an engine over HTTP; "scripted": a fake
     path: str | None = None            # llamacpp: the GGUF (default: the embedded model)
     context_window: int | None = None
+    max_output_tokens: int | None = None   # default: 8192 or half the window, the lesser
     url: str | None = None             # upstream: its base URL, e.g. http://gpu1:8000
     flavour: str | None = None         # upstream: vllm, sglang, llama-server, ...
     served_name: str | None = None     # upstream: the model name it expects (default: id)
@@ -130,7 +131,7 @@ def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
         label = f"{where} [[models]] #{index + 1}"
         if not isinstance(table, dict) or "id" not in table:
             raise ConfigError(f"{label}: every model needs an id")
-        model = ModelConfig(display_name=str(table["id"]))
+        model = ModelConfig()
         _apply(model, table, label)
         _check_model(model, label)
         models.append(model)

@@ -27,13 +27,13 @@ import pytest
 from starlette.types import ASGIApp
 
 from b3os_infer.app import create_app
+from b3os_infer.compose import scripted_model
 from b3os_infer.config import ModelConfig
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
 from b3os_infer.edge.state import EdgeState
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
-from b3os_infer.node.loader import scripted_model
 from b3os_infer.node.registry import ModelRegistry
 
 SCRIPTED_MODEL = "b3os/scripted"

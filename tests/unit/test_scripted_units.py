@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from b3os_infer.compose import load_model
 from b3os_infer.config import load_config
 from b3os_infer.engine.base import (
     Admitted,
@@ -26,7 +27,6 @@ from b3os_infer.engine.script import (
 )
 from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.errors import InternalError
-from b3os_infer.node.loader import load_model
 
 
 def run(engine: ScriptedEngine, prompt: str, **options: object) -> list[object]:

@@ -1,21 +1,33 @@
-"""Building the chat models a node serves from its configuration."""
+"""The composition root: the chat models a node serves, built from its configuration.
+
+Here, and only here, engines, tokenizers and grammar compilers meet the node.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import EngineConfig, ModelConfig
-from ..engine.base import Engine
-from ..engine.llamacpp import LlamaCppEngine, LlamaCppSettings
-from ..engine.script import load_script
-from ..engine.scripted import ScriptedEngine
-from ..engine.upstream import UpstreamEngine, UpstreamSettings
-from .chat import ChatModel
-from .chat_template import ChatTemplate
-from .models import Capabilities, ModelCard, default_model_path
-from .profiles import detect_profile
-from .signatures import Signer
-from .tokenizers import load_tokenizer
+from .config import EngineConfig, ModelConfig
+from .engine.base import Engine, GrammarCompiler
+from .engine.gbnf import GbnfCompiler
+from .engine.gguf import GgufTokenizer
+from .engine.hf_tokenizer import HfTokenizer
+from .engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from .engine.script import load_script
+from .engine.scripted import ScriptedEngine
+from .engine.tokenizer import Tokenizer
+from .engine.upstream import UpstreamEngine, UpstreamSettings
+from .node.chat import ChatModel
+from .node.chat_template import ChatTemplate
+from .node.models import (
+    DEFAULT_MODEL_NAME,
+    Capabilities,
+    ModelCard,
+    default_model_path,
+    max_output_tokens,
+)
+from .node.profiles import ModelProfile, detect_profile
+from .node.signatures import Signer
 
 # SmolLM2 was trained on 8,192 tokens; Claude Code's first request alone is about 12,000,
 # so the embedded default serves 32,768 with YaRN rope scaling (the listing says both).
@@ -28,6 +40,16 @@ def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatM
     if model.engine == "scripted":
         return load_scripted_model(model, secret)
     return load_gguf_model(model, engine, secret)
+
+
+def load_tokenizer(source: str) -> Tokenizer:
+    path = Path(source)
+    if path.is_dir():
+        return HfTokenizer(path)
+    if path.is_file():
+        return GgufTokenizer(path)
+    raise FileNotFoundError(f"tokenizer not found: {source} (a GGUF file or a Hugging Face "
+                            "tokenizer directory)")
 
 
 def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
@@ -48,7 +70,8 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> 
     template = ChatTemplate(_template_source(llama.metadata("tokenizer.chat_template"), path),
                             bos_token=llama.token_text(llama.bos_token_id),
                             eos_token=llama.token_text(llama.eos_token_id))
-    return _chat_model(model, llama, template, secret, trained=llama.trained_window)
+    name = model.display_name or (llama.display_name() if model.path else DEFAULT_MODEL_NAME)
+    return _chat_model(model, name, llama, template, secret, trained=llama.trained_window)
 
 
 def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
@@ -64,11 +87,12 @@ def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
         context_window=window, api_key=model.api_key), tokenizer, info.vocab_size)
     template = ChatTemplate(_template_source(info.chat_template, Path(model.tokenizer)),
                             bos_token=info.bos_token, eos_token=info.eos_token)
-    return _chat_model(model, engine, template, secret, trained=info.trained_window)
+    name = model.display_name or info.name or model.id
+    return _chat_model(model, name, engine, template, secret, trained=info.trained_window)
 
 
 def load_scripted_model(model: ModelConfig, secret: bytes) -> ChatModel:
-    """A model that answers from a script (for tests and demos); see engine/script.py."""
+    """A model that answers from a script (tests, demos); see docs/scripted-engine.md."""
     assert model.script
     return scripted_model(model, ScriptedEngine(load_script(Path(model.script))), secret)
 
@@ -76,7 +100,8 @@ def load_scripted_model(model: ModelConfig, secret: bytes) -> ChatModel:
 def scripted_model(model: ModelConfig, engine: ScriptedEngine, secret: bytes) -> ChatModel:
     template = ChatTemplate(engine.chat_template, bos_token=engine.bos_token,
                             eos_token=engine.eos_token)
-    return _chat_model(model, engine, template, secret, trained=None)
+    return _chat_model(model, model.display_name or model.id, engine, template, secret,
+                       trained=None)
 
 
 def _template_source(source: str | None, where: Path) -> str:
@@ -86,15 +111,28 @@ def _template_source(source: str | None, where: Path) -> str:
     return source
 
 
-def _chat_model(model: ModelConfig, engine: Engine, template: ChatTemplate, secret: bytes,
-                *, trained: int | None) -> ChatModel:
+def capabilities(profile: ModelProfile, engine: Engine) -> Capabilities:
+    """What the profile and the engine really do: tools and thinking run on every profile
+    (natively or through our generic prompt); grammars only where the engine applies them."""
+    return Capabilities(
+        tools=True, thinking=True, vision=False,
+        structured_output=engine.info.applies_grammars,
+        tool_calling="native" if profile.native_tools else "generic",
+        reasoning_format="native" if profile.native_reasoning else "generic")
+
+
+def _grammars(engine: Engine) -> GrammarCompiler | None:
+    return GbnfCompiler() if engine.info.applies_grammars else None
+
+
+def _chat_model(model: ModelConfig, name: str, engine: Engine, template: ChatTemplate,
+                secret: bytes, *, trained: int | None) -> ChatModel:
     window = engine.info.context_window
     profile = detect_profile(template.source)
-    capabilities = Capabilities(tools=True, thinking=True, vision=False,
-                                structured_output=engine.info.applies_grammars)
-    card = ModelCard(id=model.id, display_name=model.display_name, kind=model.kind,
-                     context_window=window, max_output_tokens=window,
-                     capabilities=capabilities, profile=profile.name,
+    card = ModelCard(id=model.id, display_name=name, kind=model.kind,
+                     context_window=window,
+                     max_output_tokens=max_output_tokens(window, model.max_output_tokens),
+                     capabilities=capabilities(profile, engine), profile=profile.name,
                      trained_context_window=trained)
     return ChatModel(card=card, engine=engine, template=template, profile=profile,
-                     signer=Signer(secret))
+                     signer=Signer(secret), grammars=_grammars(engine))
