@@ -13,6 +13,8 @@ import platformdirs
 
 from .edge.limits import LimitsConfig
 from .edge.queue import QueueConfig
+from .edge.state import DEFAULT_MAX_BODY_BYTES
+from .engine.kv_cache import DEFAULT_KV_TYPE
 from .node.models import DEFAULT_MODEL_ID
 
 
@@ -33,7 +35,7 @@ class EngineConfig:
     # concurrent streams (docs/benchmarks.md); 4 left the 8-stream target unmet
     parallel: int = 8
     batch_tokens: int = 512
-    kv_type: str = "q8_0"
+    kv_type: str = DEFAULT_KV_TYPE
 
 
 ENGINES = ("llamacpp", "upstream", "scripted")
@@ -61,7 +63,7 @@ class ModelConfig:
 
 @dataclass
 class EdgeConfig:
-    max_body_bytes: int = 32 * 1024 * 1024
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     database_url: str | None = None   # default: SQLite under $B3OS_INFER_HOME
     redis_url: str | None = None      # default: limits kept in this process
 

@@ -38,7 +38,6 @@ from .base import (
     GenerationDone,
     GenerationRequest,
     Grammar,
-    ReasoningBudget,
     TokenEvent,
     check_fits,
 )
@@ -51,6 +50,8 @@ from .gguf import (
     vocab_text,
     vocab_tokenize,
 )
+from .kv_cache import DEFAULT_KV_TYPE
+from .reasoning import ReasoningTracker
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class LlamaCppSettings:
     parallel: int = 8
     batch_tokens: int = 512
     context_window: int | None = None
-    kv_type: str = "f16"
+    kv_type: str = DEFAULT_KV_TYPE
     # a reused prefix shorter than this (a chat template's first tokens) is still read from
     # the KV, but counted as input, not as cached: both APIs report only long cached prefixes
     min_reported_cache: int = 64
@@ -86,13 +87,13 @@ class _Sequence:
     feed: list[int] = field(default_factory=list)
     generated: int = 0
     cached: int = 0
-    reasoning: _ReasoningState | None = None
+    reasoning: ReasoningTracker | None = None
     logprobs: tuple[float, tuple[tuple[int, float], ...]] | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def __post_init__(self) -> None:
         if self.request.reasoning is not None:
-            self.reasoning = _ReasoningState(self.request.reasoning)
+            self.reasoning = ReasoningTracker(self.request.reasoning)
 
 
 @dataclass(eq=False)
@@ -141,24 +142,6 @@ def _pick_slot(slots: list[_Slot], prompt: list[int], min_copy: int) -> _Seat:
             return _Seat(oldest, longest, source)
     return _Seat(slot, shared)
 
-
-class _ReasoningState:
-    """Tracks whether the reply is still reasoning, and closes it when it must."""
-
-    def __init__(self, budget: ReasoningBudget) -> None:
-        self.budget = budget
-        self.open = True
-        self.spent = 0
-        self._tail = ""
-
-    def observe(self, text: str) -> None:
-        self.spent += 1
-        self._tail = (self._tail + text)[-4 * len(self.budget.end_marker):]
-        if self.budget.end_marker in self._tail:
-            self.open = False
-
-    def must_close(self, end_of_turn: bool) -> bool:
-        return self.open and (end_of_turn or self.spent >= self.budget.budget)
 
 class _Outbox:
     """Events of one step, handed to each event loop in a single wake-up.
@@ -217,7 +200,6 @@ class LlamaCppEngine:
         # slot index -> the row of the last decode's logits that follows the slot's tokens;
         # valid until the next decode or until the slot's tokens change
         self._live_logits: dict[int, int] = {}
-        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._outbox = _Outbox()
@@ -294,7 +276,6 @@ class LlamaCppEngine:
     async def close(self) -> None:
         self._stopping = True
         self._inbox.put(None)
-        self._wake.set()
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join)
             self._thread = None
@@ -316,7 +297,6 @@ class LlamaCppEngine:
             raise InternalError("the engine is not running")
         sequence = _Sequence(request, asyncio.get_running_loop(), asyncio.Queue())
         self._inbox.put(sequence)
-        self._wake.set()
         try:
             while True:
                 event = await sequence.out.get()
@@ -327,7 +307,6 @@ class LlamaCppEngine:
                     return
         finally:
             sequence.cancelled = True
-            self._wake.set()
 
     # ---- the scheduler thread ------------------------------------------------------
 
@@ -499,8 +478,7 @@ class LlamaCppEngine:
                 self._emit_token(sequence, token)
                 reasoning.observe(self._last_text)
             if reasoning.must_close(end_of_turn):  # always true at an end of turn
-                self._force(sequence, reasoning.budget.close_tokens)
-                reasoning.open = False
+                self._force(sequence, reasoning.close())
         elif end_of_turn:
             sequence.generated += 1
             self._finish(sequence, "eog")

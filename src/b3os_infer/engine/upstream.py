@@ -144,15 +144,23 @@ class UpstreamEngine:
 
     async def _pieces(self, request: GenerationRequest, state: _Progress,
                       director: Director) -> AsyncGenerator[EngineEvent, None]:
-        """One upstream request's events; it sets ``state.done`` or ``state.cut``."""
+        """One upstream request's events; it sets ``state.done`` or ``state.cut``.
+
+        After the finish reason the stream goes on to its end: vLLM and SGLang send the
+        usage (``prompt_tokens_details.cached_tokens``) in a last chunk of its own."""
         segment = self._segment(request, state.context, request.max_tokens - state.generated,
                                 director.active_grammar())
+        finish: FinishReason | None = None
         async with aclosing(segment):
             async for piece in segment:
                 if isinstance(piece, int):   # the engine took the request
                     if not state.admitted:
                         state.admitted, state.cached = True, piece
                         yield Admitted(len(request.prompt), piece)
+                    continue
+                if piece.cached_tokens is not None:
+                    state.cached = piece.cached_tokens
+                if finish is not None:
                     continue
                 state.generated += piece.count
                 text, cut = director.feed(piece.text, piece.count)
@@ -165,13 +173,14 @@ class UpstreamEngine:
                     if text:
                         yield TokenEvent(token=NOT_A_TOKEN, text=text)
                     if cut is None:
-                        state.done = True
-                        yield GenerationDone(_reason(piece.finish), len(request.prompt),
-                                             state.cached, state.generated)
-                        return
+                        finish = _reason(piece.finish)
+                        continue
                 if cut is not None:
                     state.cut = cut
                     return
+        if finish is not None:
+            state.done = True
+            yield GenerationDone(finish, len(request.prompt), state.cached, state.generated)
 
     def _splice(self, request: GenerationRequest, state: _Progress,
                 cut: Cut) -> list[TokenEvent]:

@@ -207,6 +207,7 @@ class ChatModel:
                     yield Started(_usage(prompt, cached, 0))
                     continue
                 if isinstance(event, GenerationDone):
+                    cached = event.cached_tokens   # an upstream engine tells it only now
                     for out in _stop_text(parser.finish(), stops):
                         if isinstance(out, Finished):
                             yield _with_usage(out, _usage(prompt, cached, generated))
