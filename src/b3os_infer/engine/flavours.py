@@ -84,7 +84,6 @@ class Piece:
     logprobs: tuple[float | None, ...] = ()
     top: tuple[tuple[tuple[int, float], ...], ...] = ()
     finish: str | None = None
-    completion_tokens: int | None = None
     cached_tokens: int | None = None
     prompt_tokens: int | None = None
 
@@ -103,7 +102,6 @@ def parse_chunk(data: dict[str, Any]) -> Piece:
                  logprobs=tuple(logprobs.get("token_logprobs") or ()),
                  top=tuple(_top(t) for t in logprobs.get("top_logprobs") or ()),
                  finish=choice.get("finish_reason"),
-                 completion_tokens=usage.get("completion_tokens"),
                  cached_tokens=details.get("cached_tokens"),
                  prompt_tokens=usage.get("prompt_tokens"))
 

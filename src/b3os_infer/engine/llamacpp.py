@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import llama_cpp as ll
@@ -37,29 +38,25 @@ from .base import (
     GenerationDone,
     GenerationRequest,
     Grammar,
-    ReasoningBudget,
     TokenEvent,
     check_fits,
 )
 from .constrained import ConstrainedSampler
+from .gguf import (
+    display_name,
+    model_metadata,
+    quiet_llama,
+    vocab_piece,
+    vocab_text,
+    vocab_tokenize,
+)
+from .kv_cache import DEFAULT_KV_TYPE
+from .reasoning import ReasoningTracker
 
 log = logging.getLogger(__name__)
 
-_GGML_LOG_ERROR = 4
 _SCHEDULER_STACK_BYTES = 512 * 1024 * 1024
 _KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
-
-
-@ll.llama_log_callback
-def _quiet_log(level: int, text: bytes, user_data: Any) -> None:
-    if level == _GGML_LOG_ERROR:
-        log.error("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
-
-
-def quiet_llama() -> None:
-    """Only llama.cpp's errors reach our log, and its backend is initialised."""
-    ll.llama_log_set(_quiet_log, None)
-    ll.llama_backend_init()
 
 
 @dataclass
@@ -69,7 +66,7 @@ class LlamaCppSettings:
     parallel: int = 8
     batch_tokens: int = 512
     context_window: int | None = None
-    kv_type: str = "f16"
+    kv_type: str = DEFAULT_KV_TYPE
     # a reused prefix shorter than this (a chat template's first tokens) is still read from
     # the KV, but counted as input, not as cached: both APIs report only long cached prefixes
     min_reported_cache: int = 64
@@ -90,13 +87,13 @@ class _Sequence:
     feed: list[int] = field(default_factory=list)
     generated: int = 0
     cached: int = 0
-    reasoning: _ReasoningState | None = None
+    reasoning: ReasoningTracker | None = None
     logprobs: tuple[float, tuple[tuple[int, float], ...]] | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def __post_init__(self) -> None:
         if self.request.reasoning is not None:
-            self.reasoning = _ReasoningState(self.request.reasoning)
+            self.reasoning = ReasoningTracker(self.request.reasoning)
 
 
 @dataclass(eq=False)
@@ -146,24 +143,6 @@ def _pick_slot(slots: list[_Slot], prompt: list[int], min_copy: int) -> _Seat:
     return _Seat(slot, shared)
 
 
-class _ReasoningState:
-    """Tracks whether the reply is still reasoning, and closes it when it must."""
-
-    def __init__(self, budget: ReasoningBudget) -> None:
-        self.budget = budget
-        self.open = True
-        self.spent = 0
-        self._tail = ""
-
-    def observe(self, text: str) -> None:
-        self.spent += 1
-        self._tail = (self._tail + text)[-4 * len(self.budget.end_marker):]
-        if self.budget.end_marker in self._tail:
-            self.open = False
-
-    def must_close(self, end_of_turn: bool) -> bool:
-        return self.open and (end_of_turn or self.spent >= self.budget.budget)
-
 class _Outbox:
     """Events of one step, handed to each event loop in a single wake-up.
 
@@ -211,6 +190,7 @@ class LlamaCppEngine:
             context_window=window,
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
             description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
+            applies_grammars=True,
         )
         self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
@@ -220,7 +200,6 @@ class LlamaCppEngine:
         # slot index -> the row of the last decode's logits that follows the slot's tokens;
         # valid until the next decode or until the slot's tokens change
         self._live_logits: dict[int, int] = {}
-        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._outbox = _Outbox()
@@ -260,6 +239,9 @@ class LlamaCppEngine:
     def metadata(self, key: str) -> str | None:
         return model_metadata(self._model, key)
 
+    def display_name(self) -> str:
+        return display_name(self._model, Path(self.settings.model_path))
+
     def token_text(self, token: int) -> str:
         return vocab_text(self._vocab, token)
 
@@ -294,7 +276,6 @@ class LlamaCppEngine:
     async def close(self) -> None:
         self._stopping = True
         self._inbox.put(None)
-        self._wake.set()
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join)
             self._thread = None
@@ -316,7 +297,6 @@ class LlamaCppEngine:
             raise InternalError("the engine is not running")
         sequence = _Sequence(request, asyncio.get_running_loop(), asyncio.Queue())
         self._inbox.put(sequence)
-        self._wake.set()
         try:
             while True:
                 event = await sequence.out.get()
@@ -327,7 +307,6 @@ class LlamaCppEngine:
                     return
         finally:
             sequence.cancelled = True
-            self._wake.set()
 
     # ---- the scheduler thread ------------------------------------------------------
 
@@ -499,8 +478,7 @@ class LlamaCppEngine:
                 self._emit_token(sequence, token)
                 reasoning.observe(self._last_text)
             if reasoning.must_close(end_of_turn):  # always true at an end of turn
-                self._force(sequence, reasoning.budget.close_tokens)
-                reasoning.open = False
+                self._force(sequence, reasoning.close())
         elif end_of_turn:
             sequence.generated += 1
             self._finish(sequence, "eog")
@@ -553,48 +531,6 @@ class LlamaCppEngine:
             generated_tokens=sequence.generated,
         ))
         self._release(sequence)
-
-
-def model_metadata(model: Any, key: str) -> str | None:
-    """A GGUF metadata value of a loaded llama.cpp model, as text."""
-    size = ll.llama_model_meta_val_str(model, key.encode(), None, 0)
-    if size < 0:
-        return None
-    buf = ctypes.create_string_buffer(size + 1)
-    ll.llama_model_meta_val_str(model, key.encode(), buf, size + 1)
-    return buf.value.decode("utf-8", "replace")
-
-
-def vocab_tokenize(vocab: Any, text: str, add_special: bool) -> list[int]:
-    """Token ids of ``text``; special tokens written out in it are parsed as such."""
-    data = text.encode("utf-8")
-    capacity = len(data) + 8
-    tokens = (ll.llama_token * capacity)()
-    count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
-    if count < 0:
-        capacity = -count
-        tokens = (ll.llama_token * capacity)()
-        count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
-    return list(tokens[:count])
-
-
-def vocab_text(vocab: Any, token: int) -> str:
-    """A token's text as the vocabulary spells it (special tokens too); none for no token."""
-    text = ll.llama_vocab_get_text(vocab, token) if token >= 0 else None
-    return text.decode("utf-8", "replace") if text else ""
-
-
-def vocab_piece(vocab: Any, token: int, *, special: bool) -> bytes:
-    """The bytes of one token; control tokens are empty unless ``special``, and an id
-    outside the vocabulary is empty too (llama.cpp would abort the process on it)."""
-    if not 0 <= token < ll.llama_vocab_n_tokens(vocab):
-        return b""
-    buf = ctypes.create_string_buffer(64)
-    size = ll.llama_token_to_piece(vocab, token, buf, 64, 0, special)
-    if size < 0:
-        buf = ctypes.create_string_buffer(-size)
-        size = ll.llama_token_to_piece(vocab, token, buf, -size, 0, special)
-    return buf.raw[:size]
 
 
 def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..node.stops import StopMatcher
+from ..stops import StopMatcher
 from .base import Grammar, ReasoningBudget
+from .reasoning import ReasoningTracker
 
 
 @dataclass(frozen=True)
@@ -33,20 +34,21 @@ class Director:
 
     def __init__(self, grammar: Grammar | None, reasoning: ReasoningBudget | None) -> None:
         self.grammar = grammar
-        self.reasoning = reasoning
-        self.reasoning_open = reasoning is not None
-        self.spent = 0
-        self._tail = ""
+        self.reasoning = ReasoningTracker(reasoning) if reasoning is not None else None
         trigger = grammar.trigger if grammar is not None else None
         self.constrained = grammar is not None and trigger is None and reasoning is None
         self._trigger = StopMatcher([trigger]) if trigger is not None else None
+
+    @property
+    def reasoning_open(self) -> bool:
+        return self.reasoning is not None and self.reasoning.open
 
     def active_grammar(self) -> str | None:
         return self.grammar.gbnf if self.constrained and self.grammar else None
 
     def feed(self, text: str, count: int) -> tuple[str, Cut | None]:
         """The text to keep from this piece, and a cut if the request must end here."""
-        if self.reasoning_open and self.reasoning is not None:
+        if self.reasoning is not None and self.reasoning_open:
             return self._reasoning_piece(text, count, self.reasoning)
         if self._trigger is not None and not self.constrained:
             safe, matched = self._trigger.feed(text)
@@ -57,35 +59,29 @@ class Director:
         return text, None
 
     def _reasoning_piece(self, text: str, count: int,
-                         budget: ReasoningBudget) -> tuple[str, Cut | None]:
-        self.spent += count
-        before = len(self._tail)
-        self._tail += text
-        end = self._tail.find(budget.end_marker)
-        if end >= 0:
-            self.reasoning_open = False
-            keep = end + len(budget.end_marker) - before
+                         reasoning: ReasoningTracker) -> tuple[str, Cut | None]:
+        keep = reasoning.observe(text, count)
+        if keep is not None:
             if self._strict_pending():
                 self.constrained = True
-                return text[:max(keep, 0)], Cut()
-            rest, cut = self.feed(text[max(keep, 0):], 0)
-            return text[:max(keep, 0)] + rest, cut
-        self._tail = self._tail[-4 * len(budget.end_marker):]
-        if self.spent >= budget.budget:
-            return text, self._close(budget)
+                return text[:keep], Cut()
+            rest, cut = self.feed(text[keep:], 0)
+            return text[:keep] + rest, cut
+        if reasoning.must_close():
+            return text, self._close(reasoning)
         return text, None
 
     def _strict_pending(self) -> bool:
         return self.grammar is not None and self.grammar.trigger is None
 
-    def _close(self, budget: ReasoningBudget) -> Cut:
-        self.reasoning_open = False
+    def _close(self, reasoning: ReasoningTracker) -> Cut:
         if self._strict_pending():
             self.constrained = True
-        return Cut(forced=list(budget.close_tokens))
+        return Cut(forced=reasoning.close())
 
     def finish(self, reason: str) -> tuple[str, Cut | None]:
         """At the end of an upstream request: held-back text, and a cut to go on."""
-        if reason == "eog" and self.reasoning_open and self.reasoning is not None:
+        if reason == "eog" and self.reasoning is not None and \
+                self.reasoning.must_close(end_of_turn=True):
             return "", self._close(self.reasoning)
         return (self._trigger.flush() if self._trigger else ""), None

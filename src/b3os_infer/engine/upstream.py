@@ -15,7 +15,6 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Protocol
 
 import httpx
 
@@ -33,19 +32,12 @@ from .base import (
 )
 from .flavours import FLAVOURS, Piece, completion_body, parse_chunk
 from .splice import Cut, Director
+from .tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_TOKEN = -2   # the engine streamed a token's text but not its id
 _HEALTH_EVERY_S = 2.0
-
-
-class UpstreamTokenizer(Protocol):
-    """What the adapter needs of the node's tokenizer (see ``node/tokenizers.py``)."""
-
-    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
-    def token_bytes(self, token: int) -> bytes: ...
-    def detokenize(self, tokens: list[int]) -> str: ...
 
 
 @dataclass
@@ -71,13 +63,14 @@ class UpstreamSettings:
 
 
 class UpstreamEngine:
-    def __init__(self, settings: UpstreamSettings, tokenizer: UpstreamTokenizer,
+    def __init__(self, settings: UpstreamSettings, tokenizer: Tokenizer,
                  vocab_size: int) -> None:
         self.settings = settings
         self.flavour = FLAVOURS[settings.flavour]
         self.tokenizer = tokenizer
         self.info = EngineInfo(context_window=settings.context_window, vocab_size=vocab_size,
-                               description=f"{settings.flavour} at {settings.url}")
+                               description=f"{settings.flavour} at {settings.url}",
+                               applies_grammars=True)
         self._client: httpx.AsyncClient | None = None
         self._watch: asyncio.Task[None] | None = None
         self._up = False
@@ -151,15 +144,23 @@ class UpstreamEngine:
 
     async def _pieces(self, request: GenerationRequest, state: _Progress,
                       director: Director) -> AsyncGenerator[EngineEvent, None]:
-        """One upstream request's events; it sets ``state.done`` or ``state.cut``."""
+        """One upstream request's events; it sets ``state.done`` or ``state.cut``.
+
+        After the finish reason the stream goes on to its end: vLLM and SGLang send the
+        usage (``prompt_tokens_details.cached_tokens``) in a last chunk of its own."""
         segment = self._segment(request, state.context, request.max_tokens - state.generated,
                                 director.active_grammar())
+        finish: FinishReason | None = None
         async with aclosing(segment):
             async for piece in segment:
                 if isinstance(piece, int):   # the engine took the request
                     if not state.admitted:
                         state.admitted, state.cached = True, piece
                         yield Admitted(len(request.prompt), piece)
+                    continue
+                if piece.cached_tokens is not None:
+                    state.cached = piece.cached_tokens
+                if finish is not None:
                     continue
                 state.generated += piece.count
                 text, cut = director.feed(piece.text, piece.count)
@@ -172,13 +173,14 @@ class UpstreamEngine:
                     if text:
                         yield TokenEvent(token=NOT_A_TOKEN, text=text)
                     if cut is None:
-                        state.done = True
-                        yield GenerationDone(_reason(piece.finish), len(request.prompt),
-                                             state.cached, state.generated)
-                        return
+                        finish = _reason(piece.finish)
+                        continue
                 if cut is not None:
                     state.cut = cut
                     return
+        if finish is not None:
+            state.done = True
+            yield GenerationDone(finish, len(request.prompt), state.cached, state.generated)
 
     def _splice(self, request: GenerationRequest, state: _Progress,
                 cut: Cut) -> list[TokenEvent]:
