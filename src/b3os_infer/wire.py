@@ -16,6 +16,7 @@ models' markers (``policy_rules``), so a documented field is a field a model rea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -114,11 +115,12 @@ class KindTable:
         def pick(value: Any) -> str | None:
             if isinstance(value, BaseModel):
                 return tag_name(str(getattr(value, self.key, default)))
-            name = value.get(self.key, default) if isinstance(value, dict) else None
+            name = value.get(self.key) if isinstance(value, dict) else None
+            name = default if name is None and isinstance(value, dict) else name
             if not isinstance(name, str):
                 return None
             kind = self.find(name)
-            return "refused:" + name if kind is None or kind.status == "refused" \
+            return f"refused:{self.what}:{name}" if kind is None or kind.status == "refused" \
                 else tag_name(name)
 
         return Discriminator(pick)
@@ -172,16 +174,60 @@ def as_infer_error(exc: ValidationError, body: Any,
     path, first = max(refusals or errors, key=lambda item: item[0].count("[")
                       + item[0].count(".") + (1 if item[0] else 0))
     if first["type"] == "union_tag_invalid" and "refused:" in str(first.get("ctx", {})):
-        return _kind_refusal(body, first["loc"], path, tables)
+        return _kind_refusal(body, first["loc"], path, tables,
+                             str(first.get("ctx", {}).get("tag", "")))
+    if first["type"] == "union_tag_invalid":
+        return _tag_invalid(body, first, path, tables)
+    if first["type"] == "union_tag_not_found" and not isinstance(_value_at(body, first["loc"]),
+                                                                   dict):
+        return InvalidRequest(f"{path}: {_NOT_AN_OBJECT}" if path else _NOT_AN_OBJECT,
+                              param=path or None)
     if first["type"] == "union_tag_not_found":
-        return InvalidRequest(f"{path}.type: Field required" if path else "type: Field "
-                              "required", param=f"{path}.type" if path else "type")
+        at = _join_path(path, _tag_key(first, body, tables))
+        return InvalidRequest(f"{at}: Field required", param=at)
     if first["type"] in _REFUSALS:
         return UnsupportedParameter(f"{path}: {first['msg']}" if path else first["msg"],
                                     param=path or None)
-    same = [e["msg"] for p, e in errors if p == path and not _is_refusal(e)]
+    same = [_message(e) for p, e in errors if p == path and not _is_refusal(e)]
     return InvalidRequest(f"{path}: {_join(same)}" if path else _join(same),
                           param=path or None)
+
+
+_NOT_AN_OBJECT = "Input should be an object"
+# pydantic's wording for "not an object" names our classes, which clients never see
+_MESSAGES = {"model_type": _NOT_AN_OBJECT, "model_attributes_type": _NOT_AN_OBJECT}
+
+
+def _message(error: Any) -> str:
+    return _MESSAGES.get(error["type"], str(error["msg"]))
+
+
+def _join_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _tag_key(error: Any, body: Any, tables: Sequence[KindTable]) -> str:
+    """The key that says a union member's kind: a string discriminator's own, else the
+    key of the table that knows the member's kind (``type`` when none does)."""
+    named = str(error.get("ctx", {}).get("discriminator", ""))
+    if named.startswith("'") and named.endswith("'"):
+        return named[1:-1]
+    value = _value_at(body, error["loc"])
+    fields = value if isinstance(value, dict) else {}
+    known = [t for t in tables if t.key in fields and t.find(str(fields[t.key])) is not None]
+    return known[0].key if known else "type"
+
+
+def _tag_invalid(body: Any, error: Any, path: str,
+                 tables: Sequence[KindTable]) -> InvalidRequest:
+    """A kind the table serves, in a place that takes other kinds (a tool_use block in
+    ``system``), or a value no member has: the kind's key, and the kinds it may be."""
+    at = _join_path(path, _tag_key(error, body, tables))
+    tags = [t.removeprefix(tag_name("")) for t in
+            re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected_tags", "")))]
+    quoted = [repr(t) for t in tags]
+    allowed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return InvalidRequest(f"{at}: Input should be {allowed}", param=at)
 
 
 def _is_refusal(error: Any) -> bool:
@@ -190,11 +236,15 @@ def _is_refusal(error: Any) -> bool:
 
 
 def _kind_refusal(body: Any, loc: tuple[Any, ...], path: str,
-                  tables: Sequence[KindTable]) -> InvalidRequest:
+                  tables: Sequence[KindTable], tag: str) -> InvalidRequest:
     """The refusal of a member whose kind its table refuses or does not know; the table
-    is the one that knows the kind, else the first whose key the member has."""
+    is the one the refused ``tag`` names, else the one that knows the kind, else the
+    first whose key the member has."""
     value = _value_at(body, loc)
     fields = value if isinstance(value, dict) else {}
+    named = [t for t in tables if f"refused:{t.what}:" in tag]
+    if named:
+        return refusal_for(named[0], fields, path)
     candidates = [t for t in tables if t.key in fields]
     known = [t for t in candidates if t.find(str(fields[t.key])) is not None]
     table = (known or candidates or [KindTable("object", ())])[0]

@@ -11,6 +11,7 @@ from b3os_infer.anthropic import policy
 from b3os_infer.anthropic.decode import decode_count_tokens_request, decode_messages_request
 from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
+from b3os_infer.wire import kind_rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "anthropic.md"
 USER = {"role": "user", "content": "Hi"}
@@ -31,8 +32,8 @@ def test_docs_are_rendered_from_the_table():
 
 
 @pytest.mark.parametrize("table", [policy.MESSAGES_FIELDS, policy.COUNT_TOKENS_FIELDS,
-                                   policy.CONTENT_BLOCKS, policy.TOOL_FIELDS,
-                                   policy.TOOL_TYPES])
+                                   kind_rules(policy.CONTENT_BLOCKS), policy.TOOL_FIELDS,
+                                   kind_rules(policy.TOOL_TYPES)])
 def test_each_name_is_in_exactly_one_list(table):
     names = [r.name for r in table]
     assert len(names) == len(set(names))

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from b3os_infer.anthropic.decode import decode_count_tokens_request, decode_messages_request
-from b3os_infer.anthropic.encode import MessageStreamEncoder, message_body
+from b3os_infer.anthropic.encode import MessageStreamEncoder, message_of
 from b3os_infer.core import ChatResult, Finished, Started, TextDelta, Usage
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
 
@@ -123,7 +123,7 @@ def test_stream_encoder_sequence_and_event_names():
 
 def test_empty_reply_has_no_blocks_in_either_form():
     result = ChatResult([], "length", None, Usage(5, 1))
-    assert message_body("msg_1", "m", result)["content"] == []
+    assert message_of("msg_1", "m", result).content == []
     encoder = MessageStreamEncoder("msg_1", "m")
     frames = frames_of(encoder.encode(Started(Usage(5))) +
                        encoder.encode(Finished("length", None, Usage(5, 1))))

@@ -151,3 +151,77 @@ def test_a_field_without_a_marker_is_an_error_in_the_model():
 
     with pytest.raises(TypeError, match="Unmarked.name"):
         policy_rules(Unmarked)
+
+
+TOOLS = kinds("tool", ("custom", "supported", "a client tool"), ("bash_*", "refused", "built in"))
+
+
+class Auto(WireModel):
+    type: Annotated[Literal["auto"], Supported("the mode")]
+
+
+class Never(WireModel):
+    type: Annotated[Literal["none"], Supported("the mode")]
+
+
+class Custom(WireModel):
+    type: Annotated[Literal["custom"] | None, Supported("the kind")] = None
+    name: Annotated[str, Supported("the name")]
+
+
+TextOnly = Annotated[Annotated[Text, member("text")], BLOCKS.discriminator()]
+
+
+class Request(WireModel):
+    system: Annotated[list[TextOnly] | None, Supported("text blocks")] = None
+    blocks: Annotated[list[Block] | None, Supported("blocks")] = None
+    tools: Annotated[list[Annotated[Annotated[Custom, member("custom")],
+                                    TOOLS.discriminator(default="custom")]] | None,
+                     Supported("tools")] = None
+    choice: Annotated[Annotated[Auto | Never, Field(discriminator="type")] | None,
+                      Supported("a mode")] = None
+    turn: Annotated[Annotated[Turn, Field(discriminator="role")] | None, Supported("a turn")] \
+        = None
+
+
+def request_error(body: dict[str, object]) -> InvalidRequest:
+    with pytest.raises(InvalidRequest) as info:
+        decode(Request, body, [BLOCKS, TOOLS])
+    return info.value
+
+
+def test_an_unknown_kind_is_refused_by_the_table_of_its_union():
+    error = request_error({"tools": [{"type": "nonsense", "name": "x"}]})
+    assert isinstance(error, UnsupportedParameter) and error.param == "tools[0]"
+    assert "tools of type 'nonsense'" in error.message and "unknown tool type" in error.message
+
+
+def test_a_missing_or_null_kind_takes_the_tables_default():
+    body = decode(Request, {"tools": [{"name": "a"}, {"type": None, "name": "b"}]},
+                  [BLOCKS, TOOLS])
+    assert [t.name for t in body.tools or []] == ["a", "b"]
+
+
+def test_a_served_kind_where_the_union_takes_others_names_the_kinds_it_may_be():
+    error = request_error({"system": [{"type": "tool_use", "id": "x"}]})
+    assert not isinstance(error, UnsupportedParameter)
+    assert (error.param, error.message) == ("system[0].type",
+                                            "system[0].type: Input should be 'text'")
+
+
+def test_a_value_no_member_has_names_the_key_and_the_values_it_may_be():
+    error = request_error({"choice": {"type": "sometimes"}})
+    assert (error.param, error.message) == ("choice.type",
+                                            "choice.type: Input should be 'auto' or 'none'")
+
+
+def test_a_missing_discriminator_is_named_by_its_own_key():
+    assert request_error({"turn": {"content": "hi"}}).param == "turn.role"
+    assert request_error({"choice": {}}).param == "choice.type"
+
+
+def test_a_non_object_where_an_object_belongs_says_so_without_class_names():
+    for body, param in [({"blocks": ["hi"]}, "blocks[0]"), ({"choice": "auto"}, "choice"),
+                        ({"turn": "hi"}, "turn")]:
+        error = request_error(body)
+        assert (error.param, error.message) == (param, f"{param}: Input should be an object")

@@ -1,48 +1,45 @@
-"""Neutral results and events into Anthropic Message objects and SSE frames."""
+"""Neutral results and events into Anthropic Message objects and SSE frames.
+
+Each object is built as a wire model (``wire/responses.py``) and serialised once, by
+pydantic's serializer, straight to the bytes that go out.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
 
-from ..core import (
-    ChatEvent,
-    ChatResult,
-    Finished,
-    Part,
-    Started,
-    StopReason,
-    TextDelta,
-    TextPart,
-    ThinkingDelta,
-    ThinkingEnd,
-    ThinkingPart,
-    TokenLogprob,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallPart,
-    ToolCallStart,
-    Usage,
-)
-from ..http.sse import event_frame
+from .. import core
+from ..errors import InferError
+from ..http.sse import named_frame
 from .errors import error_body
+from .wire import responses as wire
 
 PING_SECONDS = 10.0
 # the neutral stop reasons in the Messages API's words
-STOP_REASONS: dict[StopReason, str] = {"end": "end_turn", "length": "max_tokens",
-                                       "stop_string": "stop_sequence", "tool_calls": "tool_use"}
-_EMPTY_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
+STOP_REASONS: dict[core.StopReason, wire.StopReason] = {
+    "end": "end_turn", "length": "max_tokens", "stop_string": "stop_sequence",
+    "tool_calls": "tool_use"}
 
 
-def usage_body(usage: Usage) -> dict[str, Any]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": usage.cached_tokens,
-        "service_tier": "standard",
-    }
+def to_json(model: wire.ResponseModel) -> bytes:
+    return model.__pydantic_serializer__.to_json(model)
+
+
+def frame(event: wire.RawMessageStreamEvent) -> bytes:
+    """One SSE frame: the event's ``type`` as its name, the event as its data."""
+    return named_frame(event.type, to_json(event))
+
+
+PING_FRAME = frame(wire.PingEvent())
+STOP_FRAME = frame(wire.RawMessageStopEvent())
+_EMPTY_TEXT = wire.TextBlock(text="")
+_EMPTY_THINKING = wire.ThinkingBlock(thinking="", signature="")
+
+
+def usage_of(usage: core.Usage) -> wire.Usage:
+    return wire.Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                      cache_read_input_tokens=usage.cached_tokens)
 
 
 def tool_use_id(call_id: str) -> str:
@@ -50,29 +47,21 @@ def tool_use_id(call_id: str) -> str:
     return "toolu_" + call_id
 
 
-def block_body(part: Part) -> dict[str, Any]:
-    if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text}
-    if isinstance(part, ThinkingPart):
-        return {"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""}
-    if isinstance(part, ToolCallPart):
-        return {"type": "tool_use", "id": tool_use_id(part.id), "name": part.name,
-                "input": part.input, "caller": {"type": "direct"}}
+def block_of(part: core.Part) -> wire.ContentBlock:
+    if isinstance(part, core.TextPart):
+        return wire.TextBlock(text=part.text)
+    if isinstance(part, core.ThinkingPart):
+        return wire.ThinkingBlock(thinking=part.thinking, signature=part.signature or "")
+    if isinstance(part, core.ToolCallPart):
+        return wire.ToolUseBlock(id=tool_use_id(part.id), name=part.name, input=part.input)
     raise TypeError(f"{type(part).__name__} is not part of a reply")
 
 
-def message_body(message_id: str, model: str, result: ChatResult) -> dict[str, Any]:
-    content = [block_body(part) for part in result.parts]
-    return {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": STOP_REASONS[result.stop_reason],
-        "stop_sequence": result.stop_sequence,
-        "usage": usage_body(result.usage),
-    }
+def message_of(message_id: str, model: str, result: core.ChatResult) -> wire.Message:
+    return wire.Message(id=message_id, model=model,
+                        content=[block_of(part) for part in result.parts],
+                        stop_reason=STOP_REASONS[result.stop_reason],
+                        stop_sequence=result.stop_sequence, usage=usage_of(result.usage))
 
 
 class MessageStreamEncoder:
@@ -88,77 +77,67 @@ class MessageStreamEncoder:
         self._index = -1
         self._open_kind: str | None = None
 
-    def encode(self, event: ChatEvent) -> list[bytes]:
-        if isinstance(event, Started):
-            return self._start(event.usage)
-        if isinstance(event, TextDelta):
-            return self._open("text", {"type": "text", "text": ""}) + \
-                [self._delta({"type": "text_delta", "text": event.text})]
-        if isinstance(event, ThinkingDelta):
-            return self._open("thinking", _EMPTY_THINKING) + \
-                [self._delta({"type": "thinking_delta", "thinking": event.text})]
-        if isinstance(event, ThinkingEnd):
-            return self._open("thinking", _EMPTY_THINKING) + [
-                self._delta({"type": "signature_delta", "signature": event.signature}),
-                *self._close()]
-        if isinstance(event, ToolCallStart):
-            block = {"type": "tool_use", "id": tool_use_id(event.id), "name": event.name,
-                     "input": {}, "caller": {"type": "direct"}}
-            return self._close() + self._open("tool_use", block)
-        if isinstance(event, ToolCallDelta):
-            return [self._delta({"type": "input_json_delta", "partial_json": event.partial_json})]
-        if isinstance(event, ToolCallEnd):
+    def encode(self, event: core.ChatEvent) -> list[bytes]:
+        if isinstance(event, core.TextDelta):
+            return self._open(_EMPTY_TEXT) + [self._delta(wire.TextDelta(text=event.text))]
+        if isinstance(event, core.ThinkingDelta):
+            return self._open(_EMPTY_THINKING) + \
+                [self._delta(wire.ThinkingDelta(thinking=event.text))]
+        if isinstance(event, core.ThinkingEnd):
+            return self._open(_EMPTY_THINKING) + [
+                self._delta(wire.SignatureDelta(signature=event.signature)), *self._close()]
+        if isinstance(event, core.ToolCallStart):
+            block = wire.ToolUseBlock(id=tool_use_id(event.id), name=event.name, input={})
+            return self._close() + self._open(block)
+        if isinstance(event, core.ToolCallDelta):
+            return [self._delta(wire.InputJSONDelta(partial_json=event.partial_json))]
+        if isinstance(event, core.ToolCallEnd):
             return self._close()
-        if isinstance(event, TokenLogprob):  # never asked for on this API
-            return []
-        return self._finish(event)
+        if isinstance(event, core.Started):
+            return self._start(event.usage)
+        if isinstance(event, core.Finished):
+            return self._finish(event)
+        return []  # log-probabilities: never asked for on this API
 
-    def _start(self, usage: Usage) -> list[bytes]:
-        message: dict[str, Any] = {
-            "id": self.message_id, "type": "message", "role": "assistant",
-            "model": self.model, "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": usage_body(Usage(usage.input_tokens, 0, usage.cached_tokens)),
-        }
-        return [_frame({"type": "message_start", "message": message}),
-                _frame({"type": "ping"})]
+    def _start(self, usage: core.Usage) -> list[bytes]:
+        message = wire.Message(
+            id=self.message_id, model=self.model, content=[], stop_reason=None,
+            stop_sequence=None, usage=wire.Usage(input_tokens=usage.input_tokens,
+                                                 output_tokens=0,
+                                                 cache_read_input_tokens=usage.cached_tokens))
+        return [frame(wire.RawMessageStartEvent(message=message)), PING_FRAME]
 
-    def _open(self, kind: str, block: dict[str, Any]) -> list[bytes]:
-        if self._open_kind == kind:
+    def _open(self, block: wire.ContentBlock) -> list[bytes]:
+        if self._open_kind == block.type:
             return []
         frames = self._close()
         self._index += 1
-        self._open_kind = kind
-        frames.append(_frame({"type": "content_block_start", "index": self._index,
-                              "content_block": block}))
+        self._open_kind = block.type
+        frames.append(frame(wire.RawContentBlockStartEvent(index=self._index,
+                                                           content_block=block)))
         return frames
 
-    def _delta(self, delta: dict[str, Any]) -> bytes:
-        return _frame({"type": "content_block_delta", "index": self._index, "delta": delta})
+    def _delta(self, delta: wire.RawContentBlockDelta) -> bytes:
+        return frame(wire.RawContentBlockDeltaEvent(index=self._index, delta=delta))
 
     def _close(self) -> list[bytes]:
         if self._open_kind is None:
             return []
         self._open_kind = None
-        return [_frame({"type": "content_block_stop", "index": self._index})]
+        return [frame(wire.RawContentBlockStopEvent(index=self._index))]
 
-    def _finish(self, event: ChatEvent) -> list[bytes]:
-        assert isinstance(event, Finished)
-        usage = usage_body(event.usage)
-        return self._close() + [
-            _frame({"type": "message_delta",
-                    "delta": {"stop_reason": STOP_REASONS[event.stop_reason],
-                              "stop_sequence": event.stop_sequence},
-                    "usage": usage}),
-            _frame({"type": "message_stop"}),
-        ]
+    def _finish(self, event: core.Finished) -> list[bytes]:
+        usage = wire.MessageDeltaUsage(input_tokens=event.usage.input_tokens,
+                                       cache_read_input_tokens=event.usage.cached_tokens,
+                                       output_tokens=event.usage.output_tokens)
+        delta = wire.MessageDelta(stop_reason=STOP_REASONS[event.stop_reason],
+                                  stop_sequence=event.stop_sequence)
+        return self._close() + [frame(wire.RawMessageDeltaEvent(delta=delta, usage=usage)),
+                                STOP_FRAME]
 
 
-def _frame(payload: dict[str, Any]) -> bytes:
-    return event_frame(payload["type"], payload)
-
-
-async def encode_stream(events: AsyncIterator[ChatEvent], encoder: MessageStreamEncoder,
-                        request_id: str | None, error_of: Any,
+async def encode_stream(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,
+                        request_id: str | None, error_of: Callable[[Exception], InferError],
                         keepalive: float = PING_SECONDS) -> AsyncIterator[bytes]:
     """The SSE body; an error after the 200 goes out as an ``error`` event.
 
@@ -168,19 +147,19 @@ async def encode_stream(events: AsyncIterator[ChatEvent], encoder: MessageStream
     try:
         async for event in with_keepalive(events, keepalive):
             if event is None:
-                yield _frame({"type": "ping"})
+                yield PING_FRAME
                 continue
-            for frame in encoder.encode(event):
-                yield frame
+            for chunk in encoder.encode(event):
+                yield chunk
     except Exception as exc:  # noqa: BLE001 - every failure must reach the client
-        yield _frame(error_body(error_of(exc), request_id))
+        yield frame(error_body(error_of(exc), request_id))
 
 
-async def with_keepalive(events: AsyncIterator[ChatEvent],
-                         seconds: float) -> AsyncIterator[ChatEvent | None]:
+async def with_keepalive(events: AsyncIterator[core.ChatEvent],
+                         seconds: float) -> AsyncIterator[core.ChatEvent | None]:
     """The events, with None whenever ``seconds`` pass without one."""
     iterator = aiter(events)
-    pending: asyncio.Future[ChatEvent] | None = None
+    pending: asyncio.Future[core.ChatEvent] | None = None
     try:
         while True:
             if pending is None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 
 from ..errors import InferError
+from .wire.responses import B3osError, ErrorObject, ErrorResponse
 
 _TYPES = {
     400: "invalid_request_error",
@@ -25,18 +26,16 @@ def error_type(status: int) -> str:
     return _TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
 
 
-def error_body(error: InferError, request_id: str | None) -> dict[str, object]:
-    return {
-        "type": "error",
-        "error": {"type": error_type(error.status), "message": error.message},
-        "b3os": {"code": error.code, "param": error.param},
-        "request_id": request_id,
-    }
+def error_body(error: InferError, request_id: str | None) -> ErrorResponse:
+    return ErrorResponse(error=ErrorObject(type=error_type(error.status), message=error.message),
+                         b3os=B3osError(code=error.code, param=error.param),
+                         request_id=request_id)
 
 
-def error_response(error: InferError, request_id: str | None) -> JSONResponse:
+def error_response(error: InferError, request_id: str | None) -> Response:
     headers = {"x-should-retry": "true" if error.retryable else "false"}
     if error.retry_after is not None:
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
-    return JSONResponse(error_body(error, request_id), status_code=error.status,
-                        headers=headers)
+    body = error_body(error, request_id)
+    return Response(body.__pydantic_serializer__.to_json(body), status_code=error.status,
+                    headers=headers, media_type="application/json")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import ids
@@ -20,11 +19,17 @@ from ..http.sse import SSE_HEADERS
 from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from .decode import decode_count_tokens_request, decode_messages_request
-from .encode import MessageStreamEncoder, encode_stream, message_body
+from .encode import MessageStreamEncoder, encode_stream, message_of, to_json
+from .wire.responses import MessageTokensCount, ModelInfo, ModelListPage, ResponseModel
 
 
 def _registry(request: Request) -> ModelRegistry:
-    return request.app.state.registry
+    registry: ModelRegistry = request.app.state.registry
+    return registry
+
+
+def _json(body: ResponseModel) -> Response:
+    return Response(to_json(body), media_type="application/json")
 
 
 def _check_max_tokens(model: ChatModel, chat: ChatRequest) -> None:
@@ -46,7 +51,7 @@ async def create_message(request: Request) -> Response:
     message_id = ids.message_id()
     if not stream:
         result = await until_disconnect(request, fold(events))
-        return JSONResponse(message_body(message_id, chat.model, result))
+        return _json(message_of(message_id, chat.model, result))
     first = await anext(events)
     encoder = MessageStreamEncoder(message_id, chat.model)
     body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
@@ -57,18 +62,17 @@ async def create_message(request: Request) -> Response:
 async def count_tokens(request: Request) -> Response:
     chat = decode_count_tokens_request(await json_body(request))
     model = _registry(request).get(chat.model)
-    return JSONResponse({"input_tokens": model.count_tokens(chat)})
+    return _json(MessageTokensCount(input_tokens=model.count_tokens(chat)))
 
 
-def model_info(model: ChatModel) -> dict[str, Any]:
+def model_info(model: ChatModel) -> ModelInfo:
     card = model.card
     created = datetime.fromtimestamp(card.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"type": "model", "id": card.id, "display_name": card.display_name,
-            "created_at": created, "max_input_tokens": card.context_window,
-            "max_tokens": card.max_output_tokens}
+    return ModelInfo(id=card.id, display_name=card.display_name, created_at=created,
+                     max_input_tokens=card.context_window, max_tokens=card.max_output_tokens)
 
 
-def _page(infos: list[dict[str, Any]], request: Request) -> dict[str, Any]:
+def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:
     query = request.query_params
     try:
         limit = int(query.get("limit", "20"))
@@ -76,7 +80,7 @@ def _page(infos: list[dict[str, Any]], request: Request) -> dict[str, Any]:
         raise InvalidRequest("limit: Input should be an integer", param="limit") from None
     if not 1 <= limit <= 1000:
         raise InvalidRequest("limit: Input should be between 1 and 1000", param="limit")
-    ids_in_order = [info["id"] for info in infos]
+    ids_in_order = [info.id for info in infos]
     start, end = 0, len(infos)
     if after := query.get("after_id"):
         start = ids_in_order.index(after) + 1 if after in ids_in_order else end
@@ -84,9 +88,9 @@ def _page(infos: list[dict[str, Any]], request: Request) -> dict[str, Any]:
         end = ids_in_order.index(before) if before in ids_in_order else 0
         start = max(start, end - limit)
     page = infos[start:end][:limit]
-    return {"data": page, "has_more": start + len(page) < end,
-            "first_id": page[0]["id"] if page else None,
-            "last_id": page[-1]["id"] if page else None}
+    return ModelListPage(data=page, has_more=start + len(page) < end,
+                         first_id=page[0].id if page else None,
+                         last_id=page[-1].id if page else None)
 
 
 @endpoint
@@ -94,7 +98,7 @@ async def list_models(request: Request) -> Response:
     key = allowed_models(request.scope)
     infos = [model_info(m) for m in _registry(request).all()
              if key is None or key.allows_model(m.card.id)]
-    return JSONResponse(_page(infos, request))
+    return _json(_page(infos, request))
 
 
 @endpoint
@@ -105,7 +109,7 @@ async def get_model(request: Request) -> Response:
     except NotFound:
         raise NotFound(f"model: {model_id} is not served on this node",
                        code="model_not_available", param="model_id") from None
-    return JSONResponse(model_info(model))
+    return _json(model_info(model))
 
 
 def routes(prefix: str) -> list[Route]:

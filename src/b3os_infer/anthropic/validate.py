@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from ..core import Message, ToolCallPart, ToolResultPart
-from ..fields import invalid
+from ..errors import InvalidRequest
+
+
+def invalid(path: str, message: str) -> InvalidRequest:
+    """A 400 ``invalid_request`` naming ``path``, the way pydantic's errors read."""
+    return InvalidRequest(f"{path}: {message}" if path else message, param=path or None)
 
 
 def check_tool_pairing(messages: list[Message]) -> None:

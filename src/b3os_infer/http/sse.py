@@ -22,3 +22,8 @@ def data_frame(payload: dict[str, Any] | str) -> bytes:
 
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def named_frame(event: str, data: bytes) -> bytes:
+    """A named frame around JSON that is already serialised (a wire model's bytes)."""
+    return b"event: " + event.encode() + b"\ndata: " + data + b"\n\n"

@@ -1,0 +1,125 @@
+"""The request bodies of /v1/messages and /v1/messages/count_tokens, and their configs.
+
+Shaped after the SDK's ``MessageCreateParams`` and ``MessageCountTokensParams``; each field
+says whether it is supported, ignored or refused, and ``policy.py`` renders the tables in
+the docs from these markers. Fields the installed SDK no longer lists (``temperature``,
+``top_p``, ``top_k``) and the beta ones Claude Code sends are declared here too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, JsonValue
+
+from ...wire import Ignored, Refused, Supported, WireModel
+from .content import MessageParam, SystemParam
+from .tools import ToolChoiceParam, ToolUnionParam
+
+Display = Literal["summarized", "omitted"]
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+
+
+class ThinkingConfigEnabledParam(WireModel):
+    type: Annotated[Literal["enabled"], Supported("reasoning with a budget")]
+    budget_tokens: Annotated[int, Supported("at least 1024, less than `max_tokens`"),
+                             Field(ge=1024)]
+    display: Annotated[Display | None, Supported("`omitted` sends the signature only")] = None
+
+
+class ThinkingConfigAdaptiveParam(WireModel):
+    type: Annotated[Literal["adaptive"], Supported("the budget follows `output_config.effort`")]
+    display: Annotated[Display | None, Supported("`omitted` sends the signature only")] = None
+
+
+class ThinkingConfigDisabledParam(WireModel):
+    type: Annotated[Literal["disabled"], Supported("no reasoning")]
+
+
+ThinkingConfigParam = Annotated[ThinkingConfigEnabledParam | ThinkingConfigAdaptiveParam
+                                | ThinkingConfigDisabledParam, Field(discriminator="type")]
+
+
+class JSONOutputFormatParam(WireModel):
+    type: Annotated[Literal["json_schema"], Supported("the one format")]
+    schema_: Annotated[dict[str, JsonValue], Supported("enforced by grammar"),
+                       Field(alias="schema")]
+
+
+class OutputConfigParam(WireModel):
+    effort: Annotated[Effort | None, Supported("sets the adaptive thinking budget")] = None
+    format: Annotated[JSONOutputFormatParam | None, Supported("enforced by grammar")] = None
+    task_budget: Annotated[JsonValue, Ignored("the beta task budget; `max_tokens` bounds "
+                                              "the reply")] = None
+
+
+_SAME = "as on /v1/messages"
+
+
+class MessageCreateParams(WireModel):
+    model: Annotated[str, Supported("required; a model this node serves, never mapped to "
+                                    "another")]
+    max_tokens: Annotated[int, Supported("required; at most the model's output limit"),
+                          Field(ge=1)]
+    messages: Annotated[list[MessageParam], Supported("required; consecutive turns of one "
+                                                      "role are combined")]
+    system: Annotated[SystemParam | None, Supported(
+        "string or text blocks; Claude Code's per-request `x-anthropic-billing-header` "
+        "block is dropped so the prompt prefix stays cacheable")] = None
+    stream: Annotated[bool | None, Supported("server-sent events, `event:` line on every "
+                                             "frame")] = None
+    stop_sequences: Annotated[list[Annotated[str, Field(min_length=1)]] | None,
+                              Supported("also across token boundaries and in streams")] = None
+    temperature: Annotated[float | None, Supported("0 to 1; only 1 with thinking, as the "
+                                                   "real API"), Field(ge=0.0, le=1.0)] = None
+    top_p: Annotated[float | None, Supported("0 to 1"), Field(ge=0.0, le=1.0)] = None
+    top_k: Annotated[int | None, Supported(">= 0"), Field(ge=0)] = None
+    tools: Annotated[list[ToolUnionParam] | None, Supported(
+        "custom tools; inputs valid against `input_schema` by construction "
+        "(grammar-constrained decoding)")] = None
+    tool_choice: Annotated[ToolChoiceParam | None, Supported(
+        "auto, any, tool, none; `disable_parallel_tool_use`")] = None
+    thinking: Annotated[ThinkingConfigParam | None, Supported(
+        "enabled (budget honoured), adaptive, disabled; `display`")] = None
+    output_config: Annotated[OutputConfigParam | None, Supported(
+        "`effort` sets the adaptive thinking budget; `format` (json_schema) is enforced by "
+        "grammar")] = None
+    output_format: Annotated[JSONOutputFormatParam | None, Supported(
+        "the deprecated beta spelling of `output_config.format`")] = None
+    metadata: Annotated[JsonValue, Ignored("an opaque user id; nothing here is billed per "
+                                           "user")] = None
+    service_tier: Annotated[JsonValue, Ignored("one tier here")] = None
+    inference_geo: Annotated[JsonValue, Ignored("one place here")] = None
+    cache_control: Annotated[JsonValue, Ignored(
+        "the prefix cache is automatic; reuse is reported in "
+        "`usage.cache_read_input_tokens`")] = None
+    context_management: Annotated[JsonValue, Ignored("no server-side edits of the context "
+                                                     "are made")] = None
+    speed: Annotated[JsonValue, Ignored("one speed here")] = None
+    diagnostics: Annotated[JsonValue, Ignored("cache diagnostics are not reported")] = None
+    fallback_credit_token: Annotated[JsonValue, Ignored("no fallbacks happen here")] = None
+    container: Annotated[JsonValue, Refused("no code-execution containers")] = None
+    mcp_servers: Annotated[JsonValue, Refused("no server-side MCP connections")] = None
+    fallbacks: Annotated[JsonValue, Refused("no name is ever mapped to another model")] = None
+
+
+class MessageCountTokensParams(WireModel):
+    model: Annotated[str, Supported("required")]
+    messages: Annotated[list[MessageParam], Supported("required; counted with the model's "
+                                                      "own chat template")]
+    system: Annotated[SystemParam | None, Supported(_SAME)] = None
+    tools: Annotated[list[ToolUnionParam] | None, Supported("the tool prompt is counted")] \
+        = None
+    tool_choice: Annotated[ToolChoiceParam | None, Supported(
+        "`none` leaves the tools out, as generation does")] = None
+    thinking: Annotated[ThinkingConfigParam | None, Supported(
+        "an opened reasoning section is counted")] = None
+    output_config: Annotated[OutputConfigParam | None, Supported(_SAME)] = None
+    output_format: Annotated[JSONOutputFormatParam | None, Supported(_SAME)] = None
+    cache_control: Annotated[JsonValue, Ignored(_SAME)] = None
+    context_management: Annotated[JsonValue, Ignored(_SAME)] = None
+    speed: Annotated[JsonValue, Ignored(_SAME)] = None
+    mcp_servers: Annotated[JsonValue, Refused(_SAME)] = None
+
+
+PromptParams = MessageCreateParams | MessageCountTokensParams

@@ -1,0 +1,199 @@
+"""What the Messages API answers: Message, its blocks and usage, the stream events, errors.
+
+Shaped after the SDK's ``Message``, ``*Block``, ``Usage`` and ``Raw*Event`` types. They are
+built by ``encode.py`` from neutral results and serialised once, straight to JSON bytes
+(``to_json``); nothing parses them back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn",
+                     "refusal", "model_context_window_exceeded"]
+
+
+class ResponseModel(BaseModel):
+    """An object we send: built by our code, so its values are ours to trust."""
+
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
+
+
+class DirectCaller(ResponseModel):
+    type: Literal["direct"] = "direct"
+
+
+DIRECT = DirectCaller()
+
+
+class TextBlock(ResponseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(ResponseModel):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str
+
+
+class ToolUseBlock(ResponseModel):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, JsonValue]
+    caller: DirectCaller = DIRECT
+
+
+ContentBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]
+
+
+class Usage(ResponseModel):
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    service_tier: Literal["standard", "priority", "batch"] = "standard"
+
+
+class Message(ResponseModel):
+    id: str
+    type: Literal["message"] = "message"
+    role: Literal["assistant"] = "assistant"
+    model: str
+    content: list[ContentBlock]
+    stop_reason: StopReason | None
+    stop_sequence: str | None
+    usage: Usage
+
+
+class MessageTokensCount(ResponseModel):
+    input_tokens: int
+
+
+# ---- stream events -------------------------------------------------------------------
+
+
+class TextDelta(ResponseModel):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class InputJSONDelta(ResponseModel):
+    type: Literal["input_json_delta"] = "input_json_delta"
+    partial_json: str
+
+
+class ThinkingDelta(ResponseModel):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    thinking: str
+
+
+class SignatureDelta(ResponseModel):
+    type: Literal["signature_delta"] = "signature_delta"
+    signature: str
+
+
+RawContentBlockDelta = Annotated[TextDelta | InputJSONDelta | ThinkingDelta | SignatureDelta,
+                                 Field(discriminator="type")]
+
+
+class RawMessageStartEvent(ResponseModel):
+    type: Literal["message_start"] = "message_start"
+    message: Message
+
+
+class RawContentBlockStartEvent(ResponseModel):
+    type: Literal["content_block_start"] = "content_block_start"
+    index: int
+    content_block: ContentBlock
+
+
+class RawContentBlockDeltaEvent(ResponseModel):
+    type: Literal["content_block_delta"] = "content_block_delta"
+    index: int
+    delta: RawContentBlockDelta
+
+
+class RawContentBlockStopEvent(ResponseModel):
+    type: Literal["content_block_stop"] = "content_block_stop"
+    index: int
+
+
+class MessageDelta(ResponseModel):
+    stop_reason: StopReason | None
+    stop_sequence: str | None
+
+
+class MessageDeltaUsage(ResponseModel):
+    """Cumulative counts; ``output_tokens`` overwrites the one ``message_start`` sent."""
+
+    input_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int
+
+
+class RawMessageDeltaEvent(ResponseModel):
+    type: Literal["message_delta"] = "message_delta"
+    delta: MessageDelta
+    usage: MessageDeltaUsage
+
+
+class RawMessageStopEvent(ResponseModel):
+    type: Literal["message_stop"] = "message_stop"
+
+
+class PingEvent(ResponseModel):
+    type: Literal["ping"] = "ping"
+
+
+# ---- errors --------------------------------------------------------------------------
+
+
+class ErrorObject(ResponseModel):
+    type: str
+    message: str
+
+
+class B3osError(ResponseModel):
+    """Ours: the stable code and the offending field's path."""
+
+    code: str
+    param: str | None
+
+
+class ErrorResponse(ResponseModel):
+    """The error body, and the ``error`` event of a stream that fails after its 200."""
+
+    type: Literal["error"] = "error"
+    error: ErrorObject
+    b3os: B3osError
+    request_id: str | None
+
+
+RawMessageStreamEvent = (RawMessageStartEvent | RawContentBlockStartEvent
+                         | RawContentBlockDeltaEvent | RawContentBlockStopEvent
+                         | RawMessageDeltaEvent | RawMessageStopEvent | PingEvent
+                         | ErrorResponse)
+
+
+# ---- models --------------------------------------------------------------------------
+
+
+class ModelInfo(ResponseModel):
+    type: Literal["model"] = "model"
+    id: str
+    display_name: str
+    created_at: str
+    max_input_tokens: int
+    max_tokens: int
+
+
+class ModelListPage(ResponseModel):
+    data: list[ModelInfo]
+    has_more: bool
+    first_id: str | None
+    last_id: str | None
