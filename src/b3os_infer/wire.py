@@ -106,17 +106,21 @@ class KindTable:
                 return kind
         return None
 
-    def discriminator(self, default: str | None = None) -> Discriminator:
+    def discriminator(self, default: str | None = None,
+                      plain: str | None = None) -> Discriminator:
         """For a union of ``Annotated[Model, member("name")]``: the member is picked by the
         object's ``key`` (``default`` when absent); a type the table refuses or does not
-        know is refused, naming it and saying why."""
+        know is refused, naming it and saying why. A value that is not an object goes to
+        the member tagged ``Tag(plain)`` (a mode string beside the objects), if any."""
 
         def pick(value: Any) -> str | None:
             if isinstance(value, BaseModel):
                 return tag_name(str(getattr(value, self.key, default)))
-            name = value.get(self.key, default) if isinstance(value, dict) else None
+            if not isinstance(value, dict):
+                return plain
+            name = value.get(self.key, default)
             if not isinstance(name, str):
-                return None
+                return _MISSING + self.key
             kind = self.find(name)
             return "refused:" + name if kind is None or kind.status == "refused" \
                 else tag_name(name)
@@ -125,6 +129,9 @@ class KindTable:
 
     def names(self, status: Status) -> tuple[str, ...]:
         return tuple(k.name for k in self.kinds if k.status == status)
+
+
+_MISSING = "missing:"  # the tag of an object without a usable kind key
 
 
 def tag_name(kind: str) -> str:
@@ -173,9 +180,12 @@ def as_infer_error(exc: ValidationError, body: Any,
                       + item[0].count(".") + (1 if item[0] else 0))
     if first["type"] == "union_tag_invalid" and "refused:" in str(first.get("ctx", {})):
         return _kind_refusal(body, first["loc"], path, tables)
+    if first["type"] == "union_tag_invalid" and \
+            str(first.get("ctx", {}).get("tag", "")).startswith(_MISSING):
+        return _missing_kind(body, first["loc"], path, first["ctx"]["tag"][len(_MISSING):])
     if first["type"] == "union_tag_not_found":
-        return InvalidRequest(f"{path}.type: Field required" if path else "type: Field "
-                              "required", param=f"{path}.type" if path else "type")
+        return InvalidRequest(f"{path}: Input should be an object" if path else
+                              "Input should be an object", param=path or None)
     if first["type"] in _REFUSALS:
         return UnsupportedParameter(f"{path}: {first['msg']}" if path else first["msg"],
                                     param=path or None)
@@ -187,6 +197,15 @@ def as_infer_error(exc: ValidationError, body: Any,
 def _is_refusal(error: Any) -> bool:
     return bool(error["type"] in _REFUSALS or (error["type"] == "union_tag_invalid"
                                                and "refused:" in str(error.get("ctx", {}))))
+
+
+def _missing_kind(body: Any, loc: tuple[Any, ...], path: str, key: str) -> InvalidRequest:
+    """An object whose kind ``key`` is absent or not a string."""
+    value = _value_at(body, loc)
+    at = f"{path}.{key}" if path else key
+    absent = not isinstance(value, dict) or value.get(key) is None
+    why = "Field required" if absent else "Input should be a valid string"
+    return InvalidRequest(f"{at}: {why}", param=at)
 
 
 def _kind_refusal(body: Any, loc: tuple[Any, ...], path: str,
