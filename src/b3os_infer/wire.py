@@ -122,7 +122,7 @@ class KindTable:
             if not isinstance(name, str):
                 return _MISSING + self.key
             kind = self.find(name)
-            return "refused:" + name if kind is None or kind.status == "refused" \
+            return f"refused:{self.what}:{name}" if kind is None or kind.status == "refused" \
                 else tag_name(name)
 
         return Discriminator(pick)
@@ -179,7 +179,7 @@ def as_infer_error(exc: ValidationError, body: Any,
     path, first = max(refusals or errors, key=lambda item: item[0].count("[")
                       + item[0].count(".") + (1 if item[0] else 0))
     if first["type"] == "union_tag_invalid" and "refused:" in str(first.get("ctx", {})):
-        return _kind_refusal(body, first["loc"], path, tables)
+        return _kind_refusal(body, first, path, tables)
     if first["type"] == "union_tag_invalid" and \
             str(first.get("ctx", {}).get("tag", "")).startswith(_MISSING):
         return _missing_kind(body, first["loc"], path, first["ctx"]["tag"][len(_MISSING):])
@@ -208,13 +208,16 @@ def _missing_kind(body: Any, loc: tuple[Any, ...], path: str, key: str) -> Inval
     return InvalidRequest(f"{at}: {why}", param=at)
 
 
-def _kind_refusal(body: Any, loc: tuple[Any, ...], path: str,
+def _kind_refusal(body: Any, error: Any, path: str,
                   tables: Sequence[KindTable]) -> InvalidRequest:
     """The refusal of a member whose kind its table refuses or does not know; the table
-    is the one that knows the kind, else the first whose key the member has."""
-    value = _value_at(body, loc)
+    is the one whose discriminator refused it (by ``what``), else the one that knows the
+    kind, else the first whose key the member has."""
+    value = _value_at(body, error["loc"])
     fields = value if isinstance(value, dict) else {}
+    what = str(error.get("ctx", {}).get("tag", "")).split(":")[1:-1]
     candidates = [t for t in tables if t.key in fields]
+    candidates = [t for t in candidates if [t.what] == what] or candidates
     known = [t for t in candidates if t.find(str(fields[t.key])) is not None]
     table = (known or candidates or [KindTable("object", ())])[0]
     return refusal_for(table, fields, path)

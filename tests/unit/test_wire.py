@@ -210,3 +210,23 @@ def test_a_plain_member_takes_the_values_that_are_not_objects():
     assert isinstance(chosen.choice, ToolUse)
     error = chat_error({"messages": [], "choice": "always"})
     assert error.param == "choice" and "'auto' or 'none'" in error.message
+
+
+FORMATS = kinds("response format", ("text", "supported", "plain"), at="type")
+
+
+class Plain(WireModel):
+    type: Annotated[Literal["text"], Supported("the kind")]
+
+
+class Formatted(WireModel):
+    messages: Annotated[list[Said], Supported("the turns")]
+    format: Annotated[Annotated[Annotated[Plain, member("text")], FORMATS.discriminator()]
+                      | None, Supported("the format")] = None
+
+
+def test_a_refusal_is_told_by_the_table_whose_union_refused_it():
+    with pytest.raises(UnsupportedParameter) as info:
+        decode(Formatted, {"messages": [], "format": {"type": "image"}}, [BLOCKS, FORMATS])
+    assert info.value.param == "format.type"
+    assert "response formats of type 'image'" in info.value.message
