@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
 
-.PHONY: help install serve test test-fast bench check lint typecheck clean
+.PHONY: help install serve test test-fast bench check lint typecheck contracts clean
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -35,13 +35,16 @@ test-fast: install ## the unit and in-process tests only (tests/unit, tests/app)
 bench: install ## our server vs llama-cpp-python's server, one at a time (several minutes)
 	$(BIN)/python -m bench $(ARGS)
 
-check: lint typecheck test ## ruff, mypy and the tests
+check: lint typecheck contracts test ## ruff, mypy, the import contracts and the tests
 
 lint: install ## ruff
 	$(BIN)/ruff check src tests bench
 
 typecheck: install ## mypy
 	$(BIN)/mypy src
+
+contracts: install ## import-linter: the layers of pyproject's [tool.importlinter] hold
+	$(BIN)/lint-imports
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) tests/js/node_modules .pytest_cache .mypy_cache .ruff_cache

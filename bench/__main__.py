@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from b3os_infer.compose import DEFAULT_MODEL_WINDOW
 from b3os_infer.config import EngineConfig
-from b3os_infer.node.loader import DEFAULT_MODEL_WINDOW
 from b3os_infer.node.models import default_model_path
 
 from . import direct, report, servers

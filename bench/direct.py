@@ -39,8 +39,8 @@ class OurEngine:
         self.request: Any = None
 
     async def __aenter__(self) -> OurEngine:
+        from b3os_infer.compose import load_gguf_model
         from b3os_infer.config import EngineConfig, ModelConfig
-        from b3os_infer.node.loader import load_gguf_model
         from b3os_infer.openai_api.decode import decode_chat_request
 
         setup = self.setup

@@ -29,8 +29,9 @@ from .edge.middleware import EdgeMiddleware
 from .edge.node_guard import NodeGuard
 from .edge.nodes import NodePool
 from .edge.state import EdgeState
+from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
-from .http.formats import BASE, error_response
+from .http.formats import BASE
 from .http.requests import request_id
 from .node.registry import ModelRegistry
 from .openai_api.routes import routes as openai_routes
@@ -59,6 +60,12 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return error_response(path, error, request_id(request))
 
 
+async def infer_error(request: Request, exc: Exception) -> Response:
+    """A route's failure (see ``http/endpoint.py``), in its API's envelope."""
+    assert isinstance(exc, InferError)
+    return error_response(request.url.path, exc, request_id(request))
+
+
 def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -73,8 +80,8 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
-                    lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
     return app
 

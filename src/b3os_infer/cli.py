@@ -5,12 +5,23 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import uvicorn
+from starlette.types import ASGIApp
+
+from .app import create_app, create_edge_app, create_node_app
+from .compose import load_model
 from .config import Config, ConfigError, Home, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
 from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
+from .edge.nodes import NodePool
+from .edge.usage import UsageLedger
+from .node.registry import ModelRegistry
+
+AppBuilder = Callable[[ModelRegistry], ASGIApp]
 
 
 def _config(args: argparse.Namespace) -> Config | None:
@@ -33,10 +44,8 @@ def _serve(args: argparse.Namespace) -> int:
                 lambda registry: _app(registry, config, keys))
 
 
-def _app(registry: object, config: Config, keys: KeyStore) -> object:
-    from .app import create_app
-
-    return create_app(registry, keys, edge_state(config, keys))  # type: ignore[arg-type]
+def _app(registry: ModelRegistry, config: Config, keys: KeyStore) -> ASGIApp:
+    return create_app(registry, keys, edge_state(config, keys))
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:
@@ -56,17 +65,12 @@ def _local(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::") else host
 
 
-def _run(config: Config, host: str, port: int, secret: bytes, build: object) -> int:
+def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder) -> int:
     """Load the configured model, build the app around it, and serve until stopped.
 
     ``secret`` signs what the node hands clients to give back (e.g. reasoning blocks);
     every node of a fleet uses the shared node secret, so any of them can check it.
     """
-    import uvicorn
-
-    from .node.loader import load_model
-    from .node.registry import ModelRegistry
-
     registry = ModelRegistry()
     try:
         for model in config.served():
@@ -76,8 +80,7 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: object) -> 
         return 1
     ids = ", ".join(m.id for m in config.served())
     print(f"serving {ids} at http://{host}:{port}/v1/infer", flush=True)
-    uvicorn.run(build(registry), host=host, port=port,  # type: ignore[operator]
-                log_level="info", access_log=False)
+    uvicorn.run(build(registry), host=host, port=port, log_level="info", access_log=False)
     return 0
 
 
@@ -96,8 +99,6 @@ def _node(args: argparse.Namespace) -> int:
     if (setup := _fleet_setup(args)) is None:
         return 2
     config, secret = setup
-    from .app import create_node_app
-
     host = args.host or config.server.host
     port = args.port or config.server.port
     return _run(config, host, port, secret.encode(),
@@ -108,11 +109,6 @@ def _edge(args: argparse.Namespace) -> int:
     if (setup := _fleet_setup(args)) is None:
         return 2
     config, secret = setup
-    import uvicorn
-
-    from .app import create_edge_app
-    from .edge.nodes import NodePool
-
     host = args.host or config.server.host
     port = args.port or config.server.port
     keys = key_store(Home.resolve(), config)
@@ -166,8 +162,6 @@ def _create_key(keys: KeyStore, args: argparse.Namespace) -> int:
 
 
 def _usage(args: argparse.Namespace) -> int:
-    from .edge.usage import UsageLedger
-
     keys = key_store(Home.resolve())
     names = {r.id: r.name for r in keys.list()}
     totals = UsageLedger(keys.engine).totals()

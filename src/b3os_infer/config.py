@@ -13,7 +13,7 @@ import platformdirs
 
 from .edge.limits import LimitsConfig
 from .edge.queue import QueueConfig
-from .node.models import DEFAULT_MODEL_ID, DEFAULT_MODEL_NAME
+from .node.models import DEFAULT_MODEL_ID
 
 
 class ConfigError(ValueError):
@@ -36,7 +36,7 @@ class EngineConfig:
     kv_type: str = "q8_0"
 
 
-ENGINES = ("llamacpp", "upstream")
+ENGINES = ("llamacpp", "upstream", "scripted")
 FLAVOURS = ("vllm", "sglang", "llama-server", "llama-cpp-python")
 
 
@@ -45,16 +45,18 @@ class ModelConfig:
     """One served model: its id, what serves it, and where its tokenizer comes from."""
 
     id: str = DEFAULT_MODEL_ID
-    display_name: str = DEFAULT_MODEL_NAME
+    display_name: str | None = None    # default: the GGUF's own name, else the file name
     kind: str = "chat"
-    engine: str = "llamacpp"           # or "upstream": an engine reached over HTTP
+    engine: str = "llamacpp"           # "upstream": an engine over HTTP; "scripted": a fake
     path: str | None = None            # llamacpp: the GGUF (default: the embedded model)
     context_window: int | None = None
+    max_output_tokens: int | None = None   # default: 8192 or half the window, the lesser
     url: str | None = None             # upstream: its base URL, e.g. http://gpu1:8000
     flavour: str | None = None         # upstream: vllm, sglang, llama-server, ...
     served_name: str | None = None     # upstream: the model name it expects (default: id)
     tokenizer: str | None = None       # upstream: a GGUF file or a Hugging Face tokenizer dir
     api_key: str | None = None         # upstream: sent as Authorization: Bearer
+    script: str | None = None          # scripted: a JSON or TOML script (engine/script.py)
 
 
 @dataclass
@@ -111,6 +113,9 @@ def load_config(path: Path | None) -> Config:
         _apply(getattr(config, name), table, f"{path} [{name}]")
         if name == "model":
             _check_model(config.model, f"{path} [model]")
+    for model in config.served():
+        if model.script:  # relative to the config file
+            model.script = str(path.parent / model.script)
     if config.edge.max_body_bytes < 1:
         raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
     return config
@@ -126,7 +131,7 @@ def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
         label = f"{where} [[models]] #{index + 1}"
         if not isinstance(table, dict) or "id" not in table:
             raise ConfigError(f"{label}: every model needs an id")
-        model = ModelConfig(display_name=str(table["id"]))
+        model = ModelConfig()
         _apply(model, table, label)
         _check_model(model, label)
         models.append(model)
@@ -142,6 +147,10 @@ def _check_model(model: ModelConfig, where: str) -> None:
     if model.engine not in ENGINES:
         raise ConfigError(f"{where}: engine should be one of {', '.join(ENGINES)}")
     if model.engine == "llamacpp":
+        return
+    if model.engine == "scripted":
+        if not model.script:
+            raise ConfigError(f"{where}: a scripted model needs script: a JSON or TOML file")
         return
     if not model.url or model.flavour not in FLAVOURS:
         raise ConfigError(f"{where}: an upstream model needs url and flavour "

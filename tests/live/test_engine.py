@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
+from b3os_infer.compose import load_gguf_model
 from b3os_infer.config import EngineConfig, ModelConfig
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
-from b3os_infer.node.loader import load_gguf_model
 
 
 @pytest.fixture(scope="module")

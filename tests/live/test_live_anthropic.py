@@ -157,7 +157,7 @@ def test_max_tokens_over_the_model_limit_says_the_limit(client):
     with pytest.raises(anthropic.BadRequestError) as info:
         client.messages.create(model=MODEL, max_tokens=40000, messages=PROMPT,
                                timeout=30)
-    assert "40000 > 32768, which is the maximum allowed number of output tokens" in \
+    assert "40000 > 8192, which is the maximum allowed number of output tokens" in \
         info.value.body["error"]["message"]
 
 

@@ -1,4 +1,4 @@
-from b3os_infer.node.stops import StopMatcher
+from b3os_infer.stops import StopMatcher
 
 
 def run(stops, pieces):

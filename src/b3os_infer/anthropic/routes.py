@@ -11,9 +11,9 @@ from starlette.routing import Route
 
 from .. import ids
 from ..core import ChatRequest
-from ..edge.auth import allowed_models
 from ..errors import InvalidRequest, NotFound
 from ..http.accounting import admit
+from ..http.allowance import allowed_models
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, request_id, until_disconnect
 from ..http.sse import SSE_HEADERS

@@ -8,8 +8,10 @@ import time
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..envelopes import error_response
 from ..errors import AuthenticationFailed, InferError, PermissionDenied
-from ..http.formats import BASE, error_response
+from ..http.allowance import grant
+from ..http.formats import BASE
 from .keys import KeyRecord, KeyStore
 from .usage import UsageLedger, UsageRow
 
@@ -24,11 +26,6 @@ def presented_key(headers: Headers) -> str | None:
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
     return None
-
-
-def allowed_models(scope: Scope) -> KeyRecord | None:
-    """The authenticated key, whose model allow-list filters listings (None: no key here)."""
-    return scope.get("state", {}).get("api_key")
 
 
 def required_scope(path: str) -> str:
@@ -58,7 +55,9 @@ class AuthMiddleware:
             await error_response(path, error, rid)(scope, receive, send)
             await self._record_refusal(scope, record, error, began)
             return
+        assert record is not None   # no error: a key was verified
         scope.setdefault("state", {})["api_key"] = record
+        grant(scope, record)
         await self.app(scope, receive, send)
 
     def _authenticate(self, headers: Headers, path: str

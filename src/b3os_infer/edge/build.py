@@ -11,6 +11,7 @@ from .db import database_url, open_database
 from .keys import KeyStore
 from .limits import Limiter, MemoryLimiter
 from .queue import Queues
+from .redis_limits import RedisLimiter
 from .state import EdgeState
 from .usage import UsageLedger
 
@@ -26,8 +27,6 @@ def limiter(config: Config) -> Limiter:
     url = config.edge.redis_url or os.environ.get(REDIS_ENV)
     if not url:
         return MemoryLimiter()
-    from .redis_limits import RedisLimiter
-
     return RedisLimiter(url)
 
 

@@ -9,8 +9,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import ids
+from ..envelopes import error_response
 from ..errors import InternalError
-from ..http.formats import error_response
 
 log = logging.getLogger(__name__)
 

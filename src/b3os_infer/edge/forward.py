@@ -16,11 +16,12 @@ import httpx
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from ..envelopes import error_response
 from ..errors import InferError, InvalidRequest, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
-from ..http.formats import BASE, error_response
+from ..http.allowance import allowed_models
+from ..http.formats import BASE
 from .accounting import EdgeAccounting
-from .auth import allowed_models
 from .body import read_body, requested_model
 from .callbacks import Tickets
 from .fleet import ACCOUNTING_HEADER, CALLBACK_PREFIX, REQUEST_ID_HEADER, SECRET_HEADER

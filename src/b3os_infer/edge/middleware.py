@@ -12,9 +12,10 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..envelopes import error_response
 from ..errors import InferError
 from ..http.accounting import ACCOUNTING_KEY
-from ..http.formats import BASE, api_for_path, error_response
+from ..http.formats import BASE, api_for_path
 from .accounting import EdgeAccounting, model_not_allowed
 from .body import ClientGone, read_body, replay, requested_model
 from .keys import KeyRecord

@@ -15,9 +15,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import ids
 from ..core import Usage
+from ..envelopes import error_response
 from ..errors import AuthenticationFailed, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
-from ..http.formats import error_response
 from .fleet import (
     ACCOUNTING_HEADER,
     REQUEST_ID_HEADER,

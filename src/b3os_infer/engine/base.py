@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..core import Sampling
 from ..errors import InvalidRequest
@@ -23,6 +23,14 @@ class Grammar:
 
     gbnf: str
     trigger: str | None = None
+
+
+class GrammarCompiler(Protocol):
+    """JSON Schema into the grammar language of the engines that apply grammars."""
+
+    def json_schema(self, schema: dict[str, Any], prop_order: list[str] | None = None) -> str:
+        """A grammar whose ``root`` rule is the schema; raises if it cannot be enforced."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,7 @@ class EngineInfo:
     context_window: int
     vocab_size: int
     description: str
+    applies_grammars: bool = False   # honours GenerationRequest.grammar
 
 
 class Engine(Protocol):

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import llama_cpp as ll
@@ -42,24 +43,19 @@ from .base import (
     check_fits,
 )
 from .constrained import ConstrainedSampler
+from .gguf import (
+    display_name,
+    model_metadata,
+    quiet_llama,
+    vocab_piece,
+    vocab_text,
+    vocab_tokenize,
+)
 
 log = logging.getLogger(__name__)
 
-_GGML_LOG_ERROR = 4
 _SCHEDULER_STACK_BYTES = 512 * 1024 * 1024
 _KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
-
-
-@ll.llama_log_callback
-def _quiet_log(level: int, text: bytes, user_data: Any) -> None:
-    if level == _GGML_LOG_ERROR:
-        log.error("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
-
-
-def quiet_llama() -> None:
-    """Only llama.cpp's errors reach our log, and its backend is initialised."""
-    ll.llama_log_set(_quiet_log, None)
-    ll.llama_backend_init()
 
 
 @dataclass
@@ -211,6 +207,7 @@ class LlamaCppEngine:
             context_window=window,
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
             description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
+            applies_grammars=True,
         )
         self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
@@ -259,6 +256,9 @@ class LlamaCppEngine:
 
     def metadata(self, key: str) -> str | None:
         return model_metadata(self._model, key)
+
+    def display_name(self) -> str:
+        return display_name(self._model, Path(self.settings.model_path))
 
     def token_text(self, token: int) -> str:
         return vocab_text(self._vocab, token)
@@ -553,48 +553,6 @@ class LlamaCppEngine:
             generated_tokens=sequence.generated,
         ))
         self._release(sequence)
-
-
-def model_metadata(model: Any, key: str) -> str | None:
-    """A GGUF metadata value of a loaded llama.cpp model, as text."""
-    size = ll.llama_model_meta_val_str(model, key.encode(), None, 0)
-    if size < 0:
-        return None
-    buf = ctypes.create_string_buffer(size + 1)
-    ll.llama_model_meta_val_str(model, key.encode(), buf, size + 1)
-    return buf.value.decode("utf-8", "replace")
-
-
-def vocab_tokenize(vocab: Any, text: str, add_special: bool) -> list[int]:
-    """Token ids of ``text``; special tokens written out in it are parsed as such."""
-    data = text.encode("utf-8")
-    capacity = len(data) + 8
-    tokens = (ll.llama_token * capacity)()
-    count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
-    if count < 0:
-        capacity = -count
-        tokens = (ll.llama_token * capacity)()
-        count = ll.llama_tokenize(vocab, data, len(data), tokens, capacity, add_special, True)
-    return list(tokens[:count])
-
-
-def vocab_text(vocab: Any, token: int) -> str:
-    """A token's text as the vocabulary spells it (special tokens too); none for no token."""
-    text = ll.llama_vocab_get_text(vocab, token) if token >= 0 else None
-    return text.decode("utf-8", "replace") if text else ""
-
-
-def vocab_piece(vocab: Any, token: int, *, special: bool) -> bytes:
-    """The bytes of one token; control tokens are empty unless ``special``, and an id
-    outside the vocabulary is empty too (llama.cpp would abort the process on it)."""
-    if not 0 <= token < ll.llama_vocab_n_tokens(vocab):
-        return b""
-    buf = ctypes.create_string_buffer(64)
-    size = ll.llama_token_to_piece(vocab, token, buf, 64, 0, special)
-    if size < 0:
-        buf = ctypes.create_string_buffer(-size)
-        size = ll.llama_token_to_piece(vocab, token, buf, -size, 0, special)
-    return buf.raw[:size]
 
 
 def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:

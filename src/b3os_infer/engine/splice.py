@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..node.stops import StopMatcher
+from ..stops import StopMatcher
 from .base import Grammar, ReasoningBudget
 
 

@@ -15,7 +15,6 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Protocol
 
 import httpx
 
@@ -33,19 +32,12 @@ from .base import (
 )
 from .flavours import FLAVOURS, Piece, completion_body, parse_chunk
 from .splice import Cut, Director
+from .tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_TOKEN = -2   # the engine streamed a token's text but not its id
 _HEALTH_EVERY_S = 2.0
-
-
-class UpstreamTokenizer(Protocol):
-    """What the adapter needs of the node's tokenizer (see ``node/tokenizers.py``)."""
-
-    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
-    def token_bytes(self, token: int) -> bytes: ...
-    def detokenize(self, tokens: list[int]) -> str: ...
 
 
 @dataclass
@@ -71,13 +63,14 @@ class UpstreamSettings:
 
 
 class UpstreamEngine:
-    def __init__(self, settings: UpstreamSettings, tokenizer: UpstreamTokenizer,
+    def __init__(self, settings: UpstreamSettings, tokenizer: Tokenizer,
                  vocab_size: int) -> None:
         self.settings = settings
         self.flavour = FLAVOURS[settings.flavour]
         self.tokenizer = tokenizer
         self.info = EngineInfo(context_window=settings.context_window, vocab_size=vocab_size,
-                               description=f"{settings.flavour} at {settings.url}")
+                               description=f"{settings.flavour} at {settings.url}",
+                               applies_grammars=True)
         self._client: httpx.AsyncClient | None = None
         self._watch: asyncio.Task[None] | None = None
         self._up = False

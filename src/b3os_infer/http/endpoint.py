@@ -1,4 +1,8 @@
-"""Wrapping route handlers so every failure leaves in the route's own envelope."""
+"""Wrapping route handlers so that every failure is an ``InferError``.
+
+The app's exception handler answers it in the envelope of the route's API
+(``envelopes.py``, above the wire packages that use this module).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..errors import InferError, InternalError
-from .formats import error_response
-from .requests import request_id
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +32,10 @@ def endpoint(handler: Handler) -> Handler:
     async def wrapper(request: Request) -> Response:
         try:
             return await handler(request)
-        except Exception as exc:  # noqa: BLE001 - mapped to the API's envelope
-            return error_response(request.url.path, as_infer_error(exc), request_id(request))
+        except InferError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - logged, and answered as an internal error
+            raise as_infer_error(exc) from exc
 
     return wrapper
 

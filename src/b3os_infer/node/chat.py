@@ -41,10 +41,12 @@ from ..engine.base import (
     GenerationDone,
     GenerationRequest,
     Grammar,
+    GrammarCompiler,
     ReasoningBudget,
     TokenEvent,
 )
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, UnsupportedParameter
+from ..stops import StopMatcher
 from .chat_template import ChatTemplate
 from .grammar import json_grammar, tool_call_grammar
 from .models import ModelCard
@@ -52,7 +54,6 @@ from .profiles import THINK_CLOSE, THINK_END, THINK_OPEN, ModelProfile
 from .prompting import PromptBuilder, template_tools
 from .reply import ReplyParser
 from .signatures import Signer
-from .stops import StopMatcher
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class ChatModel:
     template: ChatTemplate
     profile: ModelProfile
     signer: Signer
+    # None: the engine applies no grammars; tool calls run unconstrained, schemas are refused
+    grammars: GrammarCompiler | None = None
 
     # ---- prompt --------------------------------------------------------------
 
@@ -141,11 +144,17 @@ class ChatModel:
         if tools:
             if choice.mode == "named":
                 tools = [t for t in tools if t.name == choice.name]
-            return tool_call_grammar(tools, parallel=choice.parallel,
+            if self.grammars is None:
+                return None
+            return tool_call_grammar(self.grammars, tools, parallel=choice.parallel,
                                      lazy=choice.mode == "auto")
-        if request.response_schema is not None:
-            return json_grammar(request.response_schema, param="response_schema")
-        return None
+        if request.response_schema is None:
+            return None
+        if self.grammars is None:
+            raise UnsupportedParameter(f"structured output is not available on "
+                                       f"{self.card.id}: its engine applies no grammars",
+                                       param="response_schema")
+        return json_grammar(self.grammars, request.response_schema, param="response_schema")
 
     @cached_property
     def _think_close_tokens(self) -> list[int]:

@@ -11,8 +11,8 @@ from contextlib import aclosing
 
 from ..core import ChatEvent, Finished, Started, TextDelta, TextRequest, Usage
 from ..engine.base import NOT_A_TOKEN, Admitted, GenerationDone, GenerationRequest
+from ..stops import StopMatcher
 from .chat import ChatModel, prompt_usage
-from .stops import StopMatcher
 
 
 async def stream_text(model: ChatModel, request: TextRequest

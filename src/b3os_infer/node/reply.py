@@ -21,8 +21,8 @@ from ..core import (
     ToolCallEnd,
     ToolCallStart,
 )
+from ..stops import partial_suffix
 from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END
-from .stops import partial_suffix
 
 _HEADER = re.compile(r'\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
 

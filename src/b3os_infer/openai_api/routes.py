@@ -11,8 +11,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import ids
-from ..edge.auth import allowed_models
 from ..http.accounting import admit
+from ..http.allowance import allowed_models
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, until_disconnect
 from ..http.sse import SSE_HEADERS

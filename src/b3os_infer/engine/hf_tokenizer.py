@@ -1,92 +1,20 @@
-"""Tokenizers of models served by an upstream engine: the node templates and counts itself.
+"""A Hugging Face tokenizer directory, for a model that an upstream engine serves.
 
-- ``GgufTokenizer``: llama.cpp loads only the vocabulary of a GGUF (``vocab_only``), with
-  its chat template from the metadata; no weights are read.
-- ``HfTokenizer``: a Hugging Face tokenizer directory: ``tokenizer.json`` (read with the
-  ``tokenizers`` package) and ``tokenizer_config.json`` (or ``chat_template.jinja``) for
-  the chat template and special tokens.
-
-Both tokenize as the embedded engine does: special tokens written out in the text are
-parsed as such, and ``token_bytes`` renders control tokens as nothing.
+``tokenizer.json`` is read with the ``tokenizers`` package; ``tokenizer_config.json`` (or
+``chat_template.jinja``) gives the chat template and special tokens. It tokenizes as the
+embedded engine does: special tokens written out in the text are parsed as such, and
+``token_bytes`` renders control tokens as nothing. (GGUF vocabularies: ``gguf.py``.)
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import llama_cpp as ll
 from tokenizers import Tokenizer
 
-from ..engine.llamacpp import (
-    model_metadata,
-    quiet_llama,
-    vocab_piece,
-    vocab_text,
-    vocab_tokenize,
-)
-
-
-@dataclass(frozen=True)
-class TokenizerInfo:
-    chat_template: str | None
-    bos_token: str
-    eos_token: str
-    vocab_size: int
-    trained_window: int | None
-
-
-class NodeTokenizer(Protocol):
-    info: TokenizerInfo
-
-    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]: ...
-
-    def token_bytes(self, token: int) -> bytes: ...
-
-    def detokenize(self, tokens: list[int]) -> str:
-        """The text of ``tokens`` with special tokens written out (a text prompt)."""
-        ...
-
-
-def load_tokenizer(source: str) -> NodeTokenizer:
-    path = Path(source)
-    if path.is_dir():
-        return HfTokenizer(path)
-    if path.is_file():
-        return GgufTokenizer(path)
-    raise FileNotFoundError(f"tokenizer not found: {source} (a GGUF file or a Hugging Face "
-                            "tokenizer directory)")
-
-
-class GgufTokenizer:
-    def __init__(self, path: Path) -> None:
-        quiet_llama()
-        params = ll.llama_model_default_params()
-        params.vocab_only = True
-        self._model = ll.llama_model_load_from_file(str(path).encode(), params)
-        if not self._model:
-            raise RuntimeError(f"llama.cpp could not read the vocabulary of {path}")
-        self._vocab = ll.llama_model_get_vocab(self._model)
-        arch = model_metadata(self._model, "general.architecture")
-        trained = model_metadata(self._model, f"{arch}.context_length") if arch else None
-        self.info = TokenizerInfo(
-            chat_template=model_metadata(self._model, "tokenizer.chat_template"),
-            bos_token=vocab_text(self._vocab, int(ll.llama_vocab_bos(self._vocab))),
-            eos_token=vocab_text(self._vocab, int(ll.llama_vocab_eos(self._vocab))),
-            vocab_size=int(ll.llama_vocab_n_tokens(self._vocab)),
-            trained_window=int(trained) if trained and trained.isdigit() else None)
-
-    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
-        return vocab_tokenize(self._vocab, text, add_special)
-
-    def token_bytes(self, token: int) -> bytes:
-        return vocab_piece(self._vocab, token, special=False)
-
-    def detokenize(self, tokens: list[int]) -> str:
-        data = b"".join(vocab_piece(self._vocab, t, special=True) for t in tokens)
-        return data.decode("utf-8", "replace")
+from .tokenizer import TokenizerInfo
 
 
 class HfTokenizer:

@@ -1,0 +1,138 @@
+"""The composition root: the chat models a node serves, built from its configuration.
+
+Here, and only here, engines, tokenizers and grammar compilers meet the node.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import EngineConfig, ModelConfig
+from .engine.base import Engine, GrammarCompiler
+from .engine.gbnf import GbnfCompiler
+from .engine.gguf import GgufTokenizer
+from .engine.hf_tokenizer import HfTokenizer
+from .engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from .engine.script import load_script
+from .engine.scripted import ScriptedEngine
+from .engine.tokenizer import Tokenizer
+from .engine.upstream import UpstreamEngine, UpstreamSettings
+from .node.chat import ChatModel
+from .node.chat_template import ChatTemplate
+from .node.models import (
+    DEFAULT_MODEL_NAME,
+    Capabilities,
+    ModelCard,
+    default_model_path,
+    max_output_tokens,
+)
+from .node.profiles import ModelProfile, detect_profile
+from .node.signatures import Signer
+
+# SmolLM2 was trained on 8,192 tokens; Claude Code's first request alone is about 12,000,
+# so the embedded default serves 32,768 with YaRN rope scaling (the listing says both).
+DEFAULT_MODEL_WINDOW = 32768
+
+
+def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
+    if model.engine == "upstream":
+        return load_upstream_model(model, secret)
+    if model.engine == "scripted":
+        return load_scripted_model(model, secret)
+    return load_gguf_model(model, engine, secret)
+
+
+def load_tokenizer(source: str) -> Tokenizer:
+    path = Path(source)
+    if path.is_dir():
+        return HfTokenizer(path)
+    if path.is_file():
+        return GgufTokenizer(path)
+    raise FileNotFoundError(f"tokenizer not found: {source} (a GGUF file or a Hugging Face "
+                            "tokenizer directory)")
+
+
+def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
+    path = Path(model.path) if model.path else default_model_path()
+    window = model.context_window
+    if window is None and not model.path:
+        window = DEFAULT_MODEL_WINDOW
+    if not path.is_file():
+        raise FileNotFoundError(f"model file not found: {path}")
+    llama = LlamaCppEngine(LlamaCppSettings(
+        model_path=str(path),
+        n_threads=engine.threads,
+        parallel=engine.parallel,
+        batch_tokens=engine.batch_tokens,
+        context_window=window,
+        kv_type=engine.kv_type,
+    ))
+    template = ChatTemplate(_template_source(llama.metadata("tokenizer.chat_template"), path),
+                            bos_token=llama.token_text(llama.bos_token_id),
+                            eos_token=llama.token_text(llama.eos_token_id))
+    name = model.display_name or (llama.display_name() if model.path else DEFAULT_MODEL_NAME)
+    return _chat_model(model, name, llama, template, secret, trained=llama.trained_window)
+
+
+def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
+    """A model served by an engine over HTTP; its tokenizer and template live here."""
+    assert model.url and model.flavour and model.tokenizer
+    tokenizer = load_tokenizer(model.tokenizer)
+    info = tokenizer.info
+    window = model.context_window or info.trained_window
+    if window is None:
+        raise ValueError(f"{model.id}: set context_window to what {model.url} serves")
+    engine = UpstreamEngine(UpstreamSettings(
+        url=model.url, flavour=model.flavour, served_name=model.served_name or model.id,
+        context_window=window, api_key=model.api_key), tokenizer, info.vocab_size)
+    template = ChatTemplate(_template_source(info.chat_template, Path(model.tokenizer)),
+                            bos_token=info.bos_token, eos_token=info.eos_token)
+    name = model.display_name or info.name or model.id
+    return _chat_model(model, name, engine, template, secret, trained=info.trained_window)
+
+
+def load_scripted_model(model: ModelConfig, secret: bytes) -> ChatModel:
+    """A model that answers from a script (tests, demos); see docs/scripted-engine.md."""
+    assert model.script
+    return scripted_model(model, ScriptedEngine(load_script(Path(model.script))), secret)
+
+
+def scripted_model(model: ModelConfig, engine: ScriptedEngine, secret: bytes) -> ChatModel:
+    template = ChatTemplate(engine.chat_template, bos_token=engine.bos_token,
+                            eos_token=engine.eos_token)
+    return _chat_model(model, model.display_name or model.id, engine, template, secret,
+                       trained=None)
+
+
+def _template_source(source: str | None, where: Path) -> str:
+    if not source:
+        raise ValueError(f"{where} has no chat template (GGUF metadata "
+                         "tokenizer.chat_template, or chat_template in tokenizer_config.json)")
+    return source
+
+
+def capabilities(profile: ModelProfile, engine: Engine) -> Capabilities:
+    """What the profile and the engine really do: tools and thinking run on every profile
+    (natively or through our generic prompt); grammars only where the engine applies them."""
+    return Capabilities(
+        tools=True, thinking=True, vision=False,
+        structured_output=engine.info.applies_grammars,
+        tool_calling="native" if profile.native_tools else "generic",
+        reasoning_format="native" if profile.native_reasoning else "generic")
+
+
+def _grammars(engine: Engine) -> GrammarCompiler | None:
+    return GbnfCompiler() if engine.info.applies_grammars else None
+
+
+def _chat_model(model: ModelConfig, name: str, engine: Engine, template: ChatTemplate,
+                secret: bytes, *, trained: int | None) -> ChatModel:
+    window = engine.info.context_window
+    profile = detect_profile(template.source)
+    card = ModelCard(id=model.id, display_name=name, kind=model.kind,
+                     context_window=window,
+                     max_output_tokens=max_output_tokens(window, model.max_output_tokens),
+                     capabilities=capabilities(profile, engine), profile=profile.name,
+                     trained_context_window=trained)
+    return ChatModel(card=card, engine=engine, template=template, profile=profile,
+                     signer=Signer(secret), grammars=_grammars(engine))

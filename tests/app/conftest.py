@@ -1,0 +1,106 @@
+"""The real app in process, on the scripted engine, driven through the official SDKs.
+
+``scripted_app(script)`` builds the app that ``b3os-infer serve`` builds (edge middleware,
+both wire formats, the node), with one model on a ``ScriptedEngine``, keys in a SQLite
+database of its own, and a key made for the test; it returns the SDK clients on it.
+
+The SDKs (anthropic 2.x, openai 3.x) are built on ``httpx2``, so they talk to the app
+through ``httpx2.ASGITransport``; ``http`` is a plain ``httpx`` client for raw requests.
+Both transports BUFFER: they run the app to the end of its response and only then hand
+the body over, so a stream arrives whole, in the right frames and order, but not
+incrementally, and the client cannot disconnect halfway. Tests of timing or of
+disconnects belong to tests/live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import anthropic
+import httpx
+import httpx2
+import openai
+import pytest
+from starlette.types import ASGIApp
+
+from b3os_infer.app import create_app
+from b3os_infer.compose import scripted_model
+from b3os_infer.config import ModelConfig
+from b3os_infer.edge.db import open_database
+from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
+from b3os_infer.edge.state import EdgeState
+from b3os_infer.engine.script import Reply, Script
+from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.node.registry import ModelRegistry
+
+SCRIPTED_MODEL = "b3os/scripted"
+BASE_URL = "http://test/v1/infer"
+SECRET = b"scripted-app-tests-node-secret"
+
+
+@dataclass
+class ScriptedApp:
+    app: ASGIApp
+    engine: ScriptedEngine
+    key: str
+    anthropic: anthropic.AsyncAnthropic
+    openai: openai.AsyncOpenAI
+    http: httpx.AsyncClient           # raw HTTP on the same app, base_url BASE_URL, no key
+    model: str = SCRIPTED_MODEL
+
+
+ScriptedAppFactory = Callable[..., Awaitable[ScriptedApp]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _script(script: Script | Sequence[Reply] | Reply) -> Script:
+    if isinstance(script, Script):
+        return script
+    return Script(replies=(script,) if isinstance(script, Reply) else tuple(script))
+
+
+@pytest.fixture
+async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
+    """``await scripted_app(script)``: a Script, a list of Reply, or one Reply."""
+    async with AsyncExitStack() as stack:
+
+        async def build(script: Script | Sequence[Reply] | Reply, *,
+                        model: str = SCRIPTED_MODEL) -> ScriptedApp:
+            database = open_database(f"sqlite:///{tmp_path / f'edge-{id(script)}.sqlite3'}")
+            stack.callback(database.dispose)
+            keys = KeyStore(database)
+            edge = EdgeState.for_keys(keys)
+            stack.callback(edge.ledger.close)
+            stack.push_async_callback(edge.limiter.close)
+            engine = ScriptedEngine(_script(script))
+            registry = ModelRegistry()
+            registry.add(scripted_model(ModelConfig(id=model, engine="scripted"), engine,
+                                        SECRET))
+            await registry.start()
+            stack.push_async_callback(registry.close)
+            _, key = keys.create("app-tests", DEFAULT_SCOPES)
+            app = create_app(registry, keys, edge)
+            return ScriptedApp(
+                app=app, engine=engine, key=key, model=model,
+                anthropic=anthropic.AsyncAnthropic(
+                    api_key=key, base_url=BASE_URL, max_retries=0,
+                    http_client=await _sdk_client(stack, app)),
+                openai=openai.AsyncOpenAI(
+                    api_key=key, base_url=BASE_URL, max_retries=0,
+                    http_client=await _sdk_client(stack, app)),
+                http=await stack.enter_async_context(httpx.AsyncClient(
+                    transport=httpx.ASGITransport(app=app), base_url=BASE_URL)))
+
+        yield build
+
+
+async def _sdk_client(stack: AsyncExitStack, app: ASGIApp) -> httpx2.AsyncClient:
+    client = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app))
+    return await stack.enter_async_context(client)
