@@ -107,18 +107,22 @@ class KindTable:
                 return kind
         return None
 
-    def discriminator(self, default: str | None = None) -> Discriminator:
+    def discriminator(self, default: str | None = None,
+                      plain: str | None = None) -> Discriminator:
         """For a union of ``Annotated[Model, member("name")]``: the member is picked by the
         object's ``key`` (``default`` when absent); a type the table refuses or does not
-        know is refused, naming it and saying why."""
+        know is refused, naming it and saying why. A value that is not an object goes to
+        the member tagged ``Tag(plain)`` (a mode string beside the objects), if any."""
 
         def pick(value: Any) -> str | None:
             if isinstance(value, BaseModel):
                 return tag_name(str(getattr(value, self.key, default)))
-            name = value.get(self.key) if isinstance(value, dict) else None
-            name = default if name is None and isinstance(value, dict) else name
+            if not isinstance(value, dict):
+                return plain
+            name = value.get(self.key)
+            name = default if name is None else name   # absent or null: the default
             if not isinstance(name, str):
-                return None
+                return _MISSING + self.key
             kind = self.find(name)
             return f"refused:{self.what}:{name}" if kind is None or kind.status == "refused" \
                 else tag_name(name)
@@ -127,6 +131,9 @@ class KindTable:
 
     def names(self, status: Status) -> tuple[str, ...]:
         return tuple(k.name for k in self.kinds if k.status == status)
+
+
+_MISSING = "missing:"  # the tag of an object without a usable kind key
 
 
 def tag_name(kind: str) -> str:
@@ -173,23 +180,31 @@ def as_infer_error(exc: ValidationError, body: Any,
     refusals = [item for item in errors if _is_refusal(item[1])]
     path, first = max(refusals or errors, key=lambda item: item[0].count("[")
                       + item[0].count(".") + (1 if item[0] else 0))
-    if first["type"] == "union_tag_invalid" and "refused:" in str(first.get("ctx", {})):
-        return _kind_refusal(body, first["loc"], path, tables,
-                             str(first.get("ctx", {}).get("tag", "")))
-    if first["type"] == "union_tag_invalid":
-        return _tag_invalid(body, first, path, tables)
-    if first["type"] == "union_tag_not_found" and not isinstance(_value_at(body, first["loc"]),
-                                                                   dict):
-        return InvalidRequest(f"{path}: {_NOT_AN_OBJECT}" if path else _NOT_AN_OBJECT,
-                              param=path or None)
-    if first["type"] == "union_tag_not_found":
-        at = _join_path(path, _tag_key(first, body, tables))
-        return InvalidRequest(f"{at}: Field required", param=at)
+    if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        return _union_error(body, first, path, tables)
     if first["type"] in _REFUSALS:
         return UnsupportedParameter(f"{path}: {first['msg']}" if path else first["msg"],
                                     param=path or None)
     same = [_message(e) for p, e in errors if p == path and not _is_refusal(e)]
     return InvalidRequest(f"{path}: {_join(same)}" if path else _join(same),
+                          param=path or None)
+
+
+def _union_error(body: Any, error: Any, path: str,
+                 tables: Sequence[KindTable]) -> InvalidRequest:
+    """A member of a tagged union that no member takes: a refused or unknown kind, a
+    missing kind key, a kind this place does not take, or a value that is no object."""
+    tag = str(error.get("ctx", {}).get("tag", ""))
+    if error["type"] == "union_tag_invalid" and tag.startswith("refused:"):
+        return _kind_refusal(body, error, path, tables)
+    if error["type"] == "union_tag_invalid" and tag.startswith(_MISSING):
+        return _missing_kind(body, error["loc"], path, tag[len(_MISSING):])
+    if error["type"] == "union_tag_invalid":
+        return _tag_invalid(body, error, path, tables)
+    if isinstance(_value_at(body, error["loc"]), dict):   # a string discriminator's key
+        at = _join_path(path, _tag_key(error, body, tables))
+        return InvalidRequest(f"{at}: Field required", param=at)
+    return InvalidRequest(f"{path}: {_NOT_AN_OBJECT}" if path else _NOT_AN_OBJECT,
                           param=path or None)
 
 
@@ -235,17 +250,25 @@ def _is_refusal(error: Any) -> bool:
                                                and "refused:" in str(error.get("ctx", {}))))
 
 
-def _kind_refusal(body: Any, loc: tuple[Any, ...], path: str,
-                  tables: Sequence[KindTable], tag: str) -> InvalidRequest:
-    """The refusal of a member whose kind its table refuses or does not know; the table
-    is the one the refused ``tag`` names, else the one that knows the kind, else the
-    first whose key the member has."""
+def _missing_kind(body: Any, loc: tuple[Any, ...], path: str, key: str) -> InvalidRequest:
+    """An object whose kind ``key`` is absent or not a string."""
     value = _value_at(body, loc)
+    at = f"{path}.{key}" if path else key
+    absent = not isinstance(value, dict) or value.get(key) is None
+    why = "Field required" if absent else "Input should be a valid string"
+    return InvalidRequest(f"{at}: {why}", param=at)
+
+
+def _kind_refusal(body: Any, error: Any, path: str,
+                  tables: Sequence[KindTable]) -> InvalidRequest:
+    """The refusal of a member whose kind its table refuses or does not know; the table
+    is the one whose discriminator refused it (by ``what``), else the one that knows the
+    kind, else the first whose key the member has."""
+    value = _value_at(body, error["loc"])
     fields = value if isinstance(value, dict) else {}
-    named = [t for t in tables if f"refused:{t.what}:" in tag]
-    if named:
-        return refusal_for(named[0], fields, path)
+    what = str(error.get("ctx", {}).get("tag", "")).split(":")[1:-1]
     candidates = [t for t in tables if t.key in fields]
+    candidates = [t for t in candidates if [t.what] == what] or candidates
     known = [t for t in candidates if t.find(str(fields[t.key])) is not None]
     table = (known or candidates or [KindTable("object", ())])[0]
     return refusal_for(table, fields, path)

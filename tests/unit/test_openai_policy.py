@@ -22,6 +22,8 @@ SAMPLES = {
     "prediction": {"type": "content", "content": "x"},
     "audio": {"voice": "alloy", "format": "wav"}, "web_search_options": {},
     "functions": [{"name": "f"}], "function_call": "auto", "suffix": "x",
+    "prompt_cache_options": {"mode": "implicit", "ttl": "30m"},
+    "moderation": {"model": "omni-moderation-latest"},
 }
 
 
@@ -37,9 +39,7 @@ def test_docs_are_rendered_from_the_table():
         "run: python -m b3os_infer.openai_api.policy, and paste it between the markers"
 
 
-@pytest.mark.parametrize("table", [policy.CHAT_FIELDS, policy.COMPLETIONS_FIELDS,
-                                   policy.MESSAGE_FIELDS, policy.CONTENT_PARTS,
-                                   policy.TOOL_TYPES, policy.HEADERS])
+@pytest.mark.parametrize("table", [rules for _, rules in policy.TABLES])
 def test_each_name_is_in_exactly_one_list(table):
     names = [r.name for r in table]
     assert len(names) == len(set(names))
@@ -117,6 +117,6 @@ def test_legacy_prompts_and_limits():
     assert many.prompts == [[1, 2], "x"] and many.base.max_tokens == 16
     with pytest.raises(InvalidRequest) as info:
         decode_completion_request({"model": "m", "prompt": [[1, "a"]]})
-    assert info.value.param == "prompt[0]"
+    assert info.value.param == "prompt[0][1]"
     with pytest.raises(InvalidRequest):
         decode_completion_request({"model": "m", "prompt": "x", "best_of": 3})

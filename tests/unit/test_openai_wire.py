@@ -4,11 +4,22 @@ import json
 
 import pytest
 
-from b3os_infer.core import Finished, Started, TextDelta, Usage
+from b3os_infer.core import (
+    ChatResult,
+    Finished,
+    Started,
+    TextDelta,
+    TextPart,
+    ThinkingPart,
+    ToolCallDelta,
+    ToolCallPart,
+    ToolCallStart,
+    Usage,
+)
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
 from b3os_infer.node.choices import AllFinished, ChoiceEvent
 from b3os_infer.openai_api.decode import decode_chat_request
-from b3os_infer.openai_api.encode import ChunkEncoder
+from b3os_infer.openai_api.encode import ChunkEncoder, completion_body
 
 BASE = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
 
@@ -77,3 +88,36 @@ def test_chunks_role_first_usage_last_done_at_the_end():
     assert all(c["usage"] is None for c in content)
     assert content[-1]["choices"][0]["finish_reason"] == "length"
     assert "".join(c["choices"][0]["delta"].get("content", "") for c in content) == "ab"
+
+
+def test_a_completion_is_serialised_with_only_the_fields_it_was_given():
+    results = [ChatResult([ThinkingPart("hm"), TextPart("a")], "end", None, Usage(3, 1)),
+               ChatResult([ToolCallPart("x1", "f", {"a": 1})], "tool_calls", None,
+                          Usage(3, 2))]
+    body = json.loads(completion_body("id", 1, "m", results, Usage(3, 3, 2), False).to_json())
+    first, second = (c["message"] for c in body["choices"])
+    assert first == {"role": "assistant", "content": "a", "refusal": None,
+                     "reasoning_content": "hm", "reasoning": "hm"}
+    assert second["content"] is None and "reasoning" not in second
+    assert second["tool_calls"] == [{"id": "call_x1", "type": "function", "function": {
+        "name": "f", "arguments": '{"a": 1}'}}]
+    assert [c["finish_reason"] for c in body["choices"]] == ["stop", "tool_calls"]
+    assert body["usage"] == {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8,
+                             "prompt_tokens_details": {"cached_tokens": 2}}
+    assert body["object"] == "chat.completion" and body["system_fingerprint"] is None
+
+
+def test_chunk_deltas_carry_only_what_changed():
+    encoder = ChunkEncoder("id", 1, "m", include_usage=False, logprobs=False)
+    frames = []
+    for event in [Started(Usage(4)), ToolCallStart("x", "f"), ToolCallDelta('{"a":'),
+                  ToolCallDelta("1}")]:
+        frames += encoder.encode(ChoiceEvent(0, event))
+    deltas = [c["choices"][0]["delta"] for c in chunks_of(frames)]
+    assert deltas == [
+        {"role": "assistant", "content": "", "refusal": None},
+        {"tool_calls": [{"index": 0, "id": "call_x", "type": "function",
+                         "function": {"name": "f", "arguments": ""}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": '{"a":'}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}]
+    assert all("usage" not in c for c in chunks_of(frames))

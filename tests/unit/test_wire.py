@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import pytest
-from pydantic import Field
+from pydantic import Field, Tag
 
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
 from b3os_infer.wire import (
@@ -225,3 +225,82 @@ def test_a_non_object_where_an_object_belongs_says_so_without_class_names():
                         ({"turn": "hi"}, "turn")]:
         error = request_error(body)
         assert (error.param, error.message) == (param, f"{param}: Input should be an object")
+
+
+ROLES = kinds("message", ("user", "supported", "asks"), ("assistant", "supported", "answers"),
+              ("function", "refused", "deprecated"), key="role", at="role")
+
+
+class Asked(WireModel):
+    role: Annotated[Literal["user"], Supported("who")]
+    content: Annotated[str, Supported("what")]
+
+
+class Answered(WireModel):
+    role: Annotated[Literal["assistant"], Supported("who")]
+    content: Annotated[str | None, Supported("what")] = None
+
+
+Said = Annotated[Annotated[Asked, member("user")] | Annotated[Answered, member("assistant")],
+                 ROLES.discriminator()]
+Mode = Annotated[Annotated[Literal["auto", "none"], Tag("mode")]
+                 | Annotated[ToolUse, member("tool_use")], BLOCKS.discriminator(plain="mode")]
+
+
+class Chat(WireModel):
+    messages: Annotated[list[Said], Supported("the turns")]
+    choice: Annotated[Mode | None, Supported("a mode or a named call")] = None
+
+
+def chat_error(body: dict[str, object]) -> InvalidRequest:
+    with pytest.raises(InvalidRequest) as info:
+        decode(Chat, body, [ROLES, BLOCKS])
+    return info.value
+
+
+def test_a_union_keyed_on_role_names_a_missing_or_mistyped_role():
+    missing = chat_error({"messages": [{"content": "x"}]})
+    assert (missing.param, missing.message) == ("messages[0].role",
+                                                "messages[0].role: Field required")
+    mistyped = chat_error({"messages": [{"role": 5, "content": "x"}]})
+    assert mistyped.param == "messages[0].role" and "valid string" in mistyped.message
+
+
+def test_a_refused_role_is_refused_at_its_key():
+    error = chat_error({"messages": [{"role": "function", "content": "x"}]})
+    assert isinstance(error, UnsupportedParameter)
+    assert error.param == "messages[0].role" and "deprecated" in error.message
+
+
+def test_a_member_that_is_not_an_object_says_so():
+    error = chat_error({"messages": ["hi"]})
+    assert (error.param, error.message) == ("messages[0]",
+                                            "messages[0]: Input should be an object")
+
+
+def test_a_plain_member_takes_the_values_that_are_not_objects():
+    assert decode(Chat, {"messages": [], "choice": "auto"}).choice == "auto"
+    chosen = decode(Chat, {"messages": [], "choice": {"type": "tool_use", "id": "t"}})
+    assert isinstance(chosen.choice, ToolUse)
+    error = chat_error({"messages": [], "choice": "always"})
+    assert error.param == "choice" and "'auto' or 'none'" in error.message
+
+
+FORMATS = kinds("response format", ("text", "supported", "plain"), at="type")
+
+
+class Plain(WireModel):
+    type: Annotated[Literal["text"], Supported("the kind")]
+
+
+class Formatted(WireModel):
+    messages: Annotated[list[Said], Supported("the turns")]
+    format: Annotated[Annotated[Annotated[Plain, member("text")], FORMATS.discriminator()]
+                      | None, Supported("the format")] = None
+
+
+def test_a_refusal_is_told_by_the_table_whose_union_refused_it():
+    with pytest.raises(UnsupportedParameter) as info:
+        decode(Formatted, {"messages": [], "format": {"type": "image"}}, [BLOCKS, FORMATS])
+    assert info.value.param == "format.type"
+    assert "response formats of type 'image'" in info.value.message

@@ -1,10 +1,11 @@
-"""Neutral results and events into OpenAI chat completion objects and chunks."""
+"""Neutral results and events into OpenAI chat completions and their chunks, built as
+the models of ``wire/responses.py`` and serialised once."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from ..core import (
     ChatResult,
@@ -21,13 +22,33 @@ from ..core import (
     Usage,
 )
 from ..errors import InferError
-from ..http.sse import data_frame
+from ..http.sse import PING_COMMENT, data_frame, json_data_frame, with_pings
 from ..node.choices import AllFinished, ChoiceEvent
 from ..node.prompting import dumps
 from .errors import error_body
+from .wire.responses import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionMessage,
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionTokenLogprob,
+    Choice,
+    ChoiceDelta,
+    ChoiceDeltaToolCall,
+    ChoiceDeltaToolCallFunction,
+    ChoiceLogprobs,
+    ChunkChoice,
+    CompletionUsage,
+    FinishReason,
+    Function,
+    PromptTokensDetails,
+    TopLogprob,
+)
 
-_FINISH = {"end": "stop", "stop_string": "stop", "length": "length",
-           "tool_calls": "tool_calls"}
+E = TypeVar("E")
+DONE = data_frame("[DONE]")
+_FINISH: dict[StopReason, FinishReason] = {
+    "end": "stop", "stop_string": "stop", "length": "length", "tool_calls": "tool_calls"}
 
 
 def tool_call_id(call_id: str) -> str:
@@ -35,62 +56,56 @@ def tool_call_id(call_id: str) -> str:
     return "call_" + call_id
 
 
-def finish_reason(reason: StopReason) -> str:
+def finish_reason(reason: StopReason) -> FinishReason:
     return _FINISH[reason]
 
 
-def usage_body(usage: Usage) -> dict[str, Any]:
+def usage_of(usage: Usage) -> CompletionUsage:
     prompt = usage.input_tokens + usage.cached_tokens
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": prompt + usage.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
-    }
+    return CompletionUsage(
+        prompt_tokens=prompt, completion_tokens=usage.output_tokens,
+        total_tokens=prompt + usage.output_tokens,
+        prompt_tokens_details=PromptTokensDetails(cached_tokens=usage.cached_tokens))
 
 
-def logprob_entry(item: TokenLogprob) -> dict[str, Any]:
-    return {"token": item.text, "logprob": item.logprob, "bytes": list(item.data),
-            "top_logprobs": [{"token": text, "logprob": lp, "bytes": list(data)}
-                             for text, data, lp in item.top]}
+def logprob_entry(item: TokenLogprob) -> ChatCompletionTokenLogprob:
+    return ChatCompletionTokenLogprob(
+        token=item.text, logprob=item.logprob, bytes=list(item.data),
+        top_logprobs=[TopLogprob(token=text, logprob=lp, bytes=list(data))
+                      for text, data, lp in item.top])
 
 
-def _logprobs(entries: list[TokenLogprob] | None, asked: bool) -> dict[str, Any] | None:
+def _logprobs(entries: list[TokenLogprob] | None, asked: bool) -> ChoiceLogprobs | None:
     if not asked:
         return None
-    return {"content": [logprob_entry(e) for e in entries or []], "refusal": None}
+    return ChoiceLogprobs(content=[logprob_entry(e) for e in entries or []], refusal=None)
 
 
-def _message(result: ChatResult) -> dict[str, Any]:
+def _message(result: ChatResult) -> ChatCompletionMessage:
     text = "".join(p.text for p in result.parts if isinstance(p, TextPart))
     calls = [p for p in result.parts if isinstance(p, ToolCallPart)]
-    message: dict[str, Any] = {"role": "assistant",
-                               "content": text if text or not calls else None,
-                               "refusal": None}
+    message = ChatCompletionMessage(role="assistant",
+                                    content=text if text or not calls else None,
+                                    refusal=None)
     thinking = "".join(p.thinking for p in result.parts if isinstance(p, ThinkingPart))
     if thinking:
-        message["reasoning_content"] = message["reasoning"] = thinking
+        message.reasoning_content = message.reasoning = thinking
     if calls:
-        message["tool_calls"] = [{"id": tool_call_id(c.id), "type": "function",
-                                  "function": {"name": c.name, "arguments": dumps(c.input)}}
-                                 for c in calls]
+        message.tool_calls = [ChatCompletionMessageFunctionToolCall(
+            id=tool_call_id(c.id), type="function",
+            function=Function(name=c.name, arguments=dumps(c.input))) for c in calls]
     return message
 
 
 def completion_body(completion_id: str, created: int, model: str, results: list[ChatResult],
-                    usage: Usage, logprobs: bool) -> dict[str, Any]:
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{"index": i, "message": _message(r),
-                     "finish_reason": finish_reason(r.stop_reason),
-                     "logprobs": _logprobs(r.logprobs, logprobs)}
-                    for i, r in enumerate(results)],
-        "usage": usage_body(usage),
-        "system_fingerprint": None,
-    }
+                    usage: Usage, logprobs: bool) -> ChatCompletion:
+    return ChatCompletion(
+        id=completion_id, object="chat.completion", created=created, model=model,
+        choices=[Choice(index=i, message=_message(r),
+                        finish_reason=finish_reason(r.stop_reason),
+                        logprobs=_logprobs(r.logprobs, logprobs))
+                 for i, r in enumerate(results)],
+        usage=usage_of(usage), system_fingerprint=None)
 
 
 @dataclass
@@ -107,69 +122,78 @@ class ChunkEncoder:
 
     def __init__(self, completion_id: str, created: int, model: str, *,
                  include_usage: bool, logprobs: bool) -> None:
-        self.base = {"id": completion_id, "object": "chat.completion.chunk",
-                     "created": created, "model": model, "system_fingerprint": None}
+        self.completion_id, self.created, self.model = completion_id, created, model
         self.include_usage = include_usage
         self.logprobs = logprobs
         self._choices: dict[int, _Choice] = {}
 
-    def _chunk(self, index: int, delta: dict[str, Any], finish: str | None = None,
-               scored: list[TokenLogprob] | None = None) -> bytes:
-        choice = {"index": index, "delta": delta, "finish_reason": finish,
-                  "logprobs": _logprobs(scored, self.logprobs) if scored else None}
-        chunk: dict[str, Any] = {**self.base, "choices": [choice]}
+    def _frame(self, choices: list[ChunkChoice], usage: CompletionUsage | None = None
+               ) -> bytes:
+        chunk = ChatCompletionChunk(id=self.completion_id, object="chat.completion.chunk",
+                                    created=self.created, model=self.model,
+                                    system_fingerprint=None, choices=choices)
         if self.include_usage:
-            chunk["usage"] = None
-        return data_frame(chunk)
+            chunk.usage = usage
+        return json_data_frame(chunk.to_json())
+
+    def _chunk(self, index: int, delta: ChoiceDelta, finish: FinishReason | None = None,
+               scored: list[TokenLogprob] | None = None) -> bytes:
+        logprobs = _logprobs(scored, self.logprobs) if scored else None
+        return self._frame([ChunkChoice(index=index, delta=delta, finish_reason=finish,
+                                        logprobs=logprobs)])
 
     def encode(self, item: ChoiceEvent | AllFinished) -> list[bytes]:
         if isinstance(item, AllFinished):
-            frames = []
-            if self.include_usage:
-                frames.append(data_frame({**self.base, "choices": [],
-                                          "usage": usage_body(item.usage)}))
-            return frames + [data_frame("[DONE]")]
+            if not self.include_usage:
+                return [DONE]
+            return [self._frame([], usage_of(item.usage)), DONE]
         state = self._choices.setdefault(item.index, _Choice())
         frames = []
         if not state.started:
             state.started = True
-            frames.append(self._chunk(item.index, {"role": "assistant", "content": "",
-                                                   "refusal": None}))
+            frames.append(self._chunk(item.index, ChoiceDelta(role="assistant", content="",
+                                                              refusal=None)))
         delta = self._delta(state, item.event)
         if delta is not None:
             scored, state.pending = state.pending, []
             frames.append(self._chunk(item.index, delta, scored=scored))
         elif isinstance(item.event, Finished):
             scored, state.pending = state.pending, []
-            frames.append(self._chunk(item.index, {}, finish_reason(item.event.stop_reason),
-                                      scored=scored))
+            frames.append(self._chunk(item.index, ChoiceDelta(),
+                                      finish_reason(item.event.stop_reason), scored=scored))
         return frames
 
-    def _delta(self, state: _Choice, event: object) -> dict[str, Any] | None:
+    def _delta(self, state: _Choice, event: object) -> ChoiceDelta | None:
         if isinstance(event, TextDelta):
-            return {"content": event.text}
+            return ChoiceDelta(content=event.text)
         if isinstance(event, ThinkingDelta):
-            return {"reasoning_content": event.text, "reasoning": event.text}
+            return ChoiceDelta(reasoning_content=event.text, reasoning=event.text)
         if isinstance(event, ToolCallStart):
             state.calls += 1
-            return {"tool_calls": [{"index": state.calls - 1, "id": tool_call_id(event.id),
-                                    "type": "function",
-                                    "function": {"name": event.name, "arguments": ""}}]}
+            return ChoiceDelta(tool_calls=[ChoiceDeltaToolCall(
+                index=state.calls - 1, id=tool_call_id(event.id), type="function",
+                function=ChoiceDeltaToolCallFunction(name=event.name, arguments=""))])
         if isinstance(event, ToolCallDelta):
-            return {"tool_calls": [{"index": state.calls - 1,
-                                    "function": {"arguments": event.partial_json}}]}
+            return ChoiceDelta(tool_calls=[ChoiceDeltaToolCall(
+                index=state.calls - 1,
+                function=ChoiceDeltaToolCallFunction(arguments=event.partial_json))])
         if isinstance(event, TokenLogprob):
             state.pending.append(event)
         return None
 
 
-async def encode_chunks(events: AsyncIterator[Any], encode: Callable[[Any], list[bytes]],
-                        error_of: Callable[[BaseException], InferError]
-                        ) -> AsyncIterator[bytes]:
-    """The SSE body; an error after the 200 goes out as a ``data:`` object with ``error``."""
+async def _frames(events: AsyncIterator[E], encode: Callable[[E], list[bytes]],
+                  error_of: Callable[[BaseException], InferError]) -> AsyncIterator[bytes]:
     try:
         async for event in events:
             for frame in encode(event):
                 yield frame
     except Exception as exc:  # noqa: BLE001 - every failure must reach the client
         yield data_frame(error_body(error_of(exc)))
+
+
+def encode_chunks(events: AsyncIterator[E], encode: Callable[[E], list[bytes]],
+                  error_of: Callable[[BaseException], InferError]) -> AsyncIterator[bytes]:
+    """The SSE body; an error after the 200 goes out as a ``data:`` object with
+    ``error``; a ``: ping`` comment fills every silence of ten seconds."""
+    return with_pings(_frames(events, encode, error_of), PING_COMMENT)

@@ -25,7 +25,8 @@ from .encode import ChunkEncoder, completion_body, encode_chunks
 
 
 def _registry(request: Request) -> ModelRegistry:
-    return request.app.state.registry
+    registry: ModelRegistry = request.app.state.registry
+    return registry
 
 
 @endpoint
@@ -42,13 +43,14 @@ async def chat_completions(request: Request) -> Response:
     completion_id, created = ids.completion_id(), int(time.time())
     if not options.stream:
         results, usage = await until_disconnect(request, fold_choices(events, options.n))
-        return JSONResponse(completion_body(completion_id, created, chat.model, results, usage,
-                                            options.logprobs))
+        body = completion_body(completion_id, created, chat.model, results, usage,
+                               options.logprobs)
+        return Response(body.to_json(), media_type="application/json")
     first = await anext(events)
     encoder = ChunkEncoder(completion_id, created, chat.model,
                            include_usage=options.include_usage, logprobs=options.logprobs)
-    body = encode_chunks(prepend(first, events), encoder.encode, as_infer_error)
-    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+    frames = encode_chunks(prepend(first, events), encoder.encode, as_infer_error)
+    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 def model_entry(model: ChatModel) -> dict[str, Any]:

@@ -1,0 +1,74 @@
+"""The legacy ``POST /completions`` route: prompts to tokens, choices side by side."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ... import ids
+from ...core import Usage
+from ...http.accounting import admit
+from ...http.endpoint import as_infer_error, endpoint, prepend
+from ...http.requests import json_body, until_disconnect
+from ...http.sse import SSE_HEADERS
+from ...node.chat import ChatModel
+from ...node.choices import final_usage, fold_choices, merged, seeded
+from ...node.completion import stream_text
+from ..decode import invalid
+from ..encode import encode_chunks
+from .decode import Prompt, decode_completion_request
+from .encode import CompletionEncoder
+
+
+def _tokens(model: ChatModel, prompt: Prompt, path: str) -> list[int]:
+    if isinstance(prompt, str):
+        if not prompt:
+            raise invalid(path, "the prompt is empty")
+        return model.engine.tokenize(prompt, add_special=True)
+    vocab = model.engine.info.vocab_size
+    if any(t >= vocab for t in prompt):
+        raise invalid(path, f"token ids must be below {vocab}, this model's vocabulary size")
+    return list(prompt)
+
+
+def _echo_text(model: ChatModel, prompt: Prompt) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    return b"".join(model.engine.token_bytes(t) for t in prompt).decode("utf-8", "replace")
+
+
+@endpoint
+async def completions(request: Request) -> Response:
+    legacy = decode_completion_request(await json_body(request))
+    model = request.app.state.registry.get(legacy.model)
+    max_tokens = min(legacy.base.max_tokens, model.card.max_output_tokens)
+    texts = [_tokens(model, p, "prompt" if len(legacy.prompts) == 1 else f"prompt[{i}]")
+             for i, p in enumerate(legacy.prompts)]
+    admission = await admit(request, legacy.model, sum(map(len, texts)),
+                            max_tokens * legacy.n * len(texts))
+    streams = [stream_text(model, replace(legacy.base, prompt=tokens, max_tokens=max_tokens,
+                                          sampling=seeded(legacy.base.sampling, j)))
+               for tokens in texts for j in range(legacy.n)]
+    events = admission.watch(merged(streams, _per_prompt(legacy.n)), final_usage)
+    echoes = [_echo_text(model, p) if legacy.echo else "" for p in legacy.prompts]
+    encoder = CompletionEncoder(ids.text_completion_id(), int(time.time()), legacy, echoes)
+    if not legacy.stream:
+        results, usage = await until_disconnect(request, fold_choices(events, len(streams)))
+        return Response(encoder.body(results, usage).to_json(),
+                        media_type="application/json")
+    first = await anext(events)
+    body = encode_chunks(prepend(first, events), encoder.chunks, as_infer_error)
+    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+def _per_prompt(n: int) -> Callable[[list[Usage]], Usage]:
+    """Usage of all choices: each prompt counted once, every output."""
+    def combine(finals: list[Usage]) -> Usage:
+        firsts = finals[::n]
+        return Usage(sum(u.input_tokens for u in firsts), sum(u.output_tokens for u in finals),
+                     sum(u.cached_tokens for u in firsts))
+    return combine
