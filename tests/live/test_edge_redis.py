@@ -6,11 +6,11 @@ import asyncio
 import secrets
 
 import pytest
-from support.edge import redis_server
 
 from b3os_infer.edge.limits import ModelLimits
 from b3os_infer.edge.redis_limits import RedisLimiter
 from b3os_infer.errors import Overloaded
+from support.edge import redis_server
 
 LIMITS = ModelLimits(requests_per_minute=10, input_tokens_per_minute=100,
                      output_tokens_per_minute=60)

@@ -14,8 +14,8 @@ import anthropic
 import httpx
 import openai
 import pytest
-from support.edge import redis_server
 
+from support.edge import redis_server
 from support.servers import cli, free_port, stop
 
 MODEL = "b3os/smollm2-135m-instruct"
