@@ -35,12 +35,12 @@ test-fast: install ## the unit and in-process tests only (tests/unit, tests/app)
 bench: install ## our server vs llama-cpp-python's server, one at a time (several minutes)
 	$(BIN)/python -m bench $(ARGS)
 
-check: lint typecheck test ## ruff, mypy and the tests
+check: lint typecheck test ## the gates CI runs: ruff, mypy --strict, then the tests
 
-lint: install ## ruff
+lint: install ## ruff (pyproject's rules, complexity at most 10)
 	$(BIN)/ruff check src tests bench
 
-typecheck: install ## mypy
+typecheck: install ## mypy --strict on src
 	$(BIN)/mypy src
 
 clean: ## remove the virtual environment and caches
