@@ -35,12 +35,12 @@ test-fast: install ## the unit and in-process tests only (tests/unit, tests/app)
 bench: install ## our server vs llama-cpp-python's server, one at a time (several minutes)
 	$(BIN)/python -m bench $(ARGS)
 
-check: lint typecheck contracts test ## ruff, mypy, the import contracts and the tests
+check: lint typecheck contracts test ## the gates CI runs: ruff, mypy --strict, the import contracts, then the tests
 
-lint: install ## ruff
+lint: install ## ruff (pyproject's rules, complexity at most 10)
 	$(BIN)/ruff check src tests bench
 
-typecheck: install ## mypy
+typecheck: install ## mypy --strict on src
 	$(BIN)/mypy src
 
 contracts: install ## import-linter: the layers of pyproject's [tool.importlinter] hold

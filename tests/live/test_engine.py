@@ -51,7 +51,7 @@ def test_max_tokens_ends_with_length(model):
     assert (done.reason, done.generated_tokens) == ("length", 5)
 
 
-def test_more_requests_than_slots_all_finish_and_greedy_is_deterministic(model):
+def test_more_requests_than_slots_all_finish(model):
     async def many():
         requests = [GenerationRequest(prompt(model, f"Say a word about number {i}."),
                                       max_tokens=12, sampling=Sampling(temperature=0))
@@ -59,11 +59,24 @@ def test_more_requests_than_slots_all_finish_and_greedy_is_deterministic(model):
         return await asyncio.gather(*(collect(model.engine, r) for r in requests))
 
     results = asyncio.run(many())
-    assert all(done.generated_tokens >= 1 for _, done in results)
-    single = asyncio.run(collect(model.engine, GenerationRequest(
-        prompt(model, "Say a word about number 0."), max_tokens=12,
-        sampling=Sampling(temperature=0))))
-    assert single[0].split()[:2] == results[0][0].split()[:2]
+    assert len(results) == 7
+    assert all(isinstance(done, GenerationDone) and done.generated_tokens >= 1
+               for _, done in results)
+
+
+def test_greedy_repeats_the_whole_reply_and_its_usage(model):
+    def greedy() -> tuple[str, GenerationDone]:
+        request = GenerationRequest(prompt(model, "Tell a long story about a lighthouse."),
+                                    max_tokens=64, sampling=Sampling(temperature=0))
+        return asyncio.run(collect(model.engine, request))
+
+    # the first run leaves the prompt's KV in a slot; the compared two both start from it,
+    # as logits computed from a freshly processed prompt may differ in the last bits
+    greedy()
+    (first, first_done), (second, second_done) = greedy(), greedy()
+    assert first_done.generated_tokens >= 32, "long enough for a drift to show"
+    assert second == first
+    assert second_done == first_done   # reason, prompt, cached and generated token counts
 
 
 def test_closing_a_stream_frees_its_slot(model):

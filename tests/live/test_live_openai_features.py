@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import openai
 import pytest
 from pydantic import BaseModel
@@ -39,11 +40,11 @@ def test_required_tool_call_is_valid_against_the_schema(client):
     assert choice.message.content is None
     call = choice.message.tool_calls[0]
     assert call.type == "function" and call.id
-    assert call.function.name in ("get_weather", "get_time")
-    arguments = json.loads(call.function.arguments)
-    if call.function.name == "get_weather":
-        assert set(arguments) == {"city", "unit"} and arguments["unit"] in ("celsius",
-                                                                              "fahrenheit")
+    tools = {tool["function"]["name"]: tool["function"] for tool in (WEATHER, TIME)}
+    assert call.function.name in tools
+    # types, required keys, the enum, maxLength and no extra keys, as the schema states them
+    jsonschema.validate(json.loads(call.function.arguments),
+                        tools[call.function.name]["parameters"])
 
 
 def test_streamed_tool_call_deltas_accumulate_to_the_non_streamed_call(client):

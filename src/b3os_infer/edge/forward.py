@@ -17,10 +17,11 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from ..envelopes import error_response
-from ..errors import InferError, InvalidRequest, Overloaded
+from ..errors import InferError, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.allowance import allowed_models
 from ..http.formats import BASE
+from ..pagination import page_by_id
 from .accounting import EdgeAccounting
 from .body import read_body, requested_model
 from .callbacks import Tickets
@@ -132,6 +133,8 @@ async def relay(response: httpx.Response, receive: Receive, send: Send) -> None:
 
 
 def listing(pool: NodePool, scope: Scope) -> JSONResponse:
+    """The union of the up nodes' listings, less the models the key may not use; the
+    Anthropic one paginated as the node's own route paginates it."""
     key = allowed_models(scope)
 
     def visible(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -139,29 +142,10 @@ def listing(pool: NodePool, scope: Scope) -> JSONResponse:
 
     if scope["path"] == BASE + "/models":
         return JSONResponse({"object": "list", "data": visible(pool.openai_listing())})
-    query = dict(_query_pairs(scope))
-    return JSONResponse(anthropic_page(visible(pool.anthropic_listing()), query))
+    return JSONResponse(page_by_id(visible(pool.anthropic_listing()), query_params(scope)))
 
 
-def _query_pairs(scope: Scope) -> list[tuple[str, str]]:
-    return parse_qsl(scope.get("query_string", b"").decode("latin-1"))
-
-
-def anthropic_page(infos: list[dict[str, Any]], query: dict[str, str]) -> dict[str, Any]:
-    """Anthropic's pagination (``limit``, ``after_id``, ``before_id``) over the union."""
-    raw_limit = query.get("limit", "20")
-    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 1000:
-        raise InvalidRequest("limit: Input should be an integer between 1 and 1000",
-                             param="limit")
-    limit = int(raw_limit)
-    order = [info["id"] for info in infos]
-    start, end = 0, len(infos)
-    if after := query.get("after_id"):
-        start = order.index(after) + 1 if after in order else end
-    if before := query.get("before_id"):
-        end = order.index(before) if before in order else 0
-        start = max(start, end - limit)
-    page = infos[start:end][:limit]
-    return {"data": page, "has_more": start + len(page) < end,
-            "first_id": page[0]["id"] if page else None,
-            "last_id": page[-1]["id"] if page else None}
+def query_params(scope: Scope) -> dict[str, str]:
+    """The query string as Starlette reads it: blank values kept, the last repeat wins."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    return dict(parse_qsl(query, keep_blank_values=True))
