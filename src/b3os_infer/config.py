@@ -102,25 +102,29 @@ def load_config(path: Path | None) -> Config:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     for name, table in data.items():
-        if name in _PER_MODEL and isinstance(table, dict):
-            default, models = _per_model(name, table, str(path))
-            kind = LimitsConfig if name == "limits" else QueueConfig
-            setattr(config, name, kind(default, models))
-            continue
-        if name == "models":
-            config.models = _models(table, str(path), "model" in data)
-            continue
-        if name not in _SECTIONS or not isinstance(table, dict):
-            raise ConfigError(f"{path}: unknown section [{name}]")
-        _apply(getattr(config, name), table, f"{path} [{name}]")
-        if name == "model":
-            _check_model(config.model, f"{path} [model]")
+        _section(config, name, table, data, str(path))
     for model in config.served():
         if model.script:  # relative to the config file
             model.script = str(path.parent / model.script)
     if config.edge.max_body_bytes < 1:
         raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
     return config
+
+
+def _section(config: Config, name: str, table: Any, data: dict[str, Any], where: str) -> None:
+    """One top-level table of the file, applied to ``config``."""
+    if name in _PER_MODEL and isinstance(table, dict):
+        default, models = _per_model(name, table, where)
+        kind = LimitsConfig if name == "limits" else QueueConfig
+        setattr(config, name, kind(default, models))
+    elif name == "models":
+        config.models = _models(table, where, "model" in data)
+    elif name not in _SECTIONS or not isinstance(table, dict):
+        raise ConfigError(f"{where}: unknown section [{name}]")
+    else:
+        _apply(getattr(config, name), table, f"{where} [{name}]")
+        if name == "model":
+            _check_model(config.model, f"{where} [model]")
 
 
 def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:

@@ -39,7 +39,7 @@ def _expandable(schema: Any) -> Any:
     return {k: v for k, v in schema.items() if k not in drop} if drop else schema
 
 
-class _Converter(SchemaConverter):  # type: ignore[misc]
+class _Converter(SchemaConverter):
     """llama.cpp's converter, plus numeric bounds (which it leaves unenforced)."""
 
     def visit(self, schema: Any, name: str) -> str:

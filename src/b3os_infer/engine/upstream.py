@@ -162,19 +162,9 @@ class UpstreamEngine:
                     state.cached = piece.cached_tokens
                 if finish is not None:
                     continue
-                state.generated += piece.count
-                text, cut = director.feed(piece.text, piece.count)
-                state.kept += text
-                for event in _events(piece, text):
+                events, finish, cut = _take(piece, state, director)
+                for event in events:
                     yield event
-                if piece.finish is not None and cut is None:
-                    text, cut = director.finish(_reason(piece.finish))
-                    state.kept += text
-                    if text:
-                        yield TokenEvent(token=NOT_A_TOKEN, text=text)
-                    if cut is None:
-                        finish = _reason(piece.finish)
-                        continue
                 if cut is not None:
                     state.cut = cut
                     return
@@ -235,6 +225,23 @@ def _reason(finish: str) -> FinishReason:
     if finish == "stop":
         return "eog"
     raise InternalError(f"the model service ended the request: {finish}")
+
+
+def _take(piece: Piece, state: _Progress, director: Director
+          ) -> tuple[list[TokenEvent], FinishReason | None, Cut | None]:
+    """One piece of generated text through the director: the events it makes, the finish
+    reason when the reply ends here, and the cut when the director splices."""
+    state.generated += piece.count
+    text, cut = director.feed(piece.text, piece.count)
+    state.kept += text
+    events = _events(piece, text)
+    if piece.finish is None or cut is not None:
+        return events, None, cut
+    text, cut = director.finish(_reason(piece.finish))
+    state.kept += text
+    if text:
+        events.append(TokenEvent(token=NOT_A_TOKEN, text=text))
+    return events, (_reason(piece.finish) if cut is None else None), cut
 
 
 def _events(piece: Piece, text: str) -> list[TokenEvent]:

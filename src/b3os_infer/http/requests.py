@@ -28,7 +28,8 @@ async def json_body(request: Request) -> dict[str, Any]:
 
 
 def request_id(request: Request) -> str | None:
-    return request.scope.get("state", {}).get("request_id")
+    rid = request.scope.get("state", {}).get("request_id")
+    return rid if isinstance(rid, str) else None
 
 
 async def until_disconnect(request: Request, work: Awaitable[T]) -> T:

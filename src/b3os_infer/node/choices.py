@@ -50,25 +50,41 @@ async def merged(streams: list[AsyncGenerator[ChatEvent, None]],
                  ) -> AsyncGenerator[ChoiceEvent | AllFinished, None]:
     """Events of every stream as they come; a failure in one ends them all. ``combine``
     makes the usage of the whole from each choice's (in choice order)."""
-    if len(streams) == 1:  # the common case, without tasks
-        async with aclosing(streams[0]) as only:
-            async for event in only:
-                yield ChoiceEvent(0, event)
-                if isinstance(event, Finished):
-                    yield AllFinished(combine([event.usage]))
-        return
+    together = _single(streams[0], combine) if len(streams) == 1 \
+        else _interleaved(streams, combine)
+    async with aclosing(together):
+        async for item in together:
+            yield item
+
+
+async def _single(stream: AsyncGenerator[ChatEvent, None],
+                  combine: Callable[[list[Usage]], Usage]
+                  ) -> AsyncGenerator[ChoiceEvent | AllFinished, None]:
+    """The common case, one choice, without tasks."""
+    async with aclosing(stream):
+        async for event in stream:
+            yield ChoiceEvent(0, event)
+            if isinstance(event, Finished):
+                yield AllFinished(combine([event.usage]))
+
+
+async def _pump(index: int, stream: AsyncGenerator[ChatEvent, None],
+                queue: asyncio.Queue[tuple[int, ChatEvent | BaseException | None]]) -> None:
+    """One choice's events into the shared queue, then None (or its failure)."""
+    try:
+        async with aclosing(stream):
+            async for event in stream:
+                await queue.put((index, event))
+        await queue.put((index, None))
+    except Exception as exc:  # noqa: BLE001 - handed to the reader
+        await queue.put((index, exc))
+
+
+async def _interleaved(streams: list[AsyncGenerator[ChatEvent, None]],
+                       combine: Callable[[list[Usage]], Usage]
+                       ) -> AsyncGenerator[ChoiceEvent | AllFinished, None]:
     queue: asyncio.Queue[tuple[int, ChatEvent | BaseException | None]] = asyncio.Queue()
-
-    async def pump(index: int, stream: AsyncGenerator[ChatEvent, None]) -> None:
-        try:
-            async with aclosing(stream):
-                async for event in stream:
-                    await queue.put((index, event))
-            await queue.put((index, None))
-        except Exception as exc:  # noqa: BLE001 - handed to the reader
-            await queue.put((index, exc))
-
-    tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(streams)]
+    tasks = [asyncio.create_task(_pump(i, s, queue)) for i, s in enumerate(streams)]
     finals: dict[int, Usage] = {}
     try:
         running = len(tasks)
