@@ -46,10 +46,9 @@ def cursor_window(ids: Sequence[str], after_id: str | None,
     return lower, max(lower, upper)
 
 
-def page_by_id(items: Sequence[dict[str, Any]], query: Mapping[str, str]) -> dict[str, Any]:
-    """One page of ``items`` (each with an ``id``, in listing order) in Anthropic's shape:
-    ``data``, ``has_more``, ``first_id``, ``last_id``. Raises ``InvalidRequest`` (param
-    ``limit``) for a bad limit.
+def page_window(ids: Sequence[str], query: Mapping[str, str]) -> tuple[int, int, bool]:
+    """The page of a listing with these ``ids`` (in order) that ``query`` asks for, as
+    ``(start, end, has_more)``. Raises ``InvalidRequest`` (param ``limit``) for a bad limit.
 
     With ``before_id`` the page is the ``limit`` items just before it and ``has_more`` says
     whether more come before the page (the SDKs then page on with ``first_id``); otherwise
@@ -57,14 +56,18 @@ def page_by_id(items: Sequence[dict[str, Any]], query: Mapping[str, str]) -> dic
     """
     limit = page_limit(query)
     before_id = query.get("before_id")
-    lower, upper = cursor_window([str(item["id"]) for item in items], query.get("after_id"),
-                                 before_id)
+    lower, upper = cursor_window(ids, query.get("after_id"), before_id)
     if before_id:
-        start, end = max(lower, upper - limit), upper
-        has_more = start > lower
-    else:
-        start, end = lower, min(upper, lower + limit)
-        has_more = end < upper
+        start = max(lower, upper - limit)
+        return start, upper, start > lower
+    end = min(upper, lower + limit)
+    return lower, end, end < upper
+
+
+def page_by_id(items: Sequence[dict[str, Any]], query: Mapping[str, str]) -> dict[str, Any]:
+    """One page of ``items`` (JSON objects with an ``id``, in listing order) in Anthropic's
+    shape: ``data``, ``has_more``, ``first_id``, ``last_id`` (see ``page_window``)."""
+    start, end, has_more = page_window([str(item["id"]) for item in items], query)
     page = list(items[start:end])
     return {"data": page, "has_more": has_more,
             "first_id": page[0]["id"] if page else None,

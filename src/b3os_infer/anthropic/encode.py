@@ -6,12 +6,11 @@ pydantic's serializer, straight to the bytes that go out.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 
 from .. import core
 from ..errors import InferError
-from ..http.sse import named_frame
+from ..http.sse import named_frame, with_pings
 from .errors import error_body
 from .wire import responses as wire
 
@@ -136,44 +135,23 @@ class MessageStreamEncoder:
                                 STOP_FRAME]
 
 
-async def encode_stream(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,
-                        request_id: str | None, error_of: Callable[[Exception], InferError],
-                        keepalive: float = PING_SECONDS) -> AsyncIterator[bytes]:
+def encode_stream(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,
+                  request_id: str | None, error_of: Callable[[Exception], InferError],
+                  keepalive: float = PING_SECONDS) -> AsyncIterator[bytes]:
     """The SSE body; an error after the 200 goes out as an ``error`` event.
 
     While nothing else is sent (a long prompt being processed), a ``ping`` goes out every
     ``keepalive`` seconds, so clients and proxies with idle timeouts keep the stream.
     """
+    return with_pings(_frames(events, encoder, request_id, error_of), PING_FRAME, keepalive)
+
+
+async def _frames(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,
+                  request_id: str | None, error_of: Callable[[Exception], InferError]
+                  ) -> AsyncIterator[bytes]:
     try:
-        async for event in with_keepalive(events, keepalive):
-            if event is None:
-                yield PING_FRAME
-                continue
+        async for event in events:
             for chunk in encoder.encode(event):
                 yield chunk
     except Exception as exc:  # noqa: BLE001 - every failure must reach the client
         yield frame(error_body(error_of(exc), request_id))
-
-
-async def with_keepalive(events: AsyncIterator[core.ChatEvent],
-                         seconds: float) -> AsyncIterator[core.ChatEvent | None]:
-    """The events, with None whenever ``seconds`` pass without one."""
-    iterator = aiter(events)
-    pending: asyncio.Future[core.ChatEvent] | None = None
-    try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(anext(iterator))
-            done, _ = await asyncio.wait({pending}, timeout=seconds)
-            if not done:
-                yield None
-                continue
-            try:
-                event = pending.result()
-            except StopAsyncIteration:
-                return
-            pending = None
-            yield event
-    finally:
-        if pending is not None and not pending.done():
-            pending.cancel()

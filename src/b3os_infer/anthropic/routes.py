@@ -18,6 +18,7 @@ from ..http.requests import json_body, request_id, until_disconnect
 from ..http.sse import SSE_HEADERS
 from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
+from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request
 from .encode import MessageStreamEncoder, encode_stream, message_of, to_json
 from .wire.responses import MessageTokensCount, ModelInfo, ModelListPage, ResponseModel
@@ -73,22 +74,9 @@ def model_info(model: ChatModel) -> ModelInfo:
 
 
 def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:
-    query = request.query_params
-    try:
-        limit = int(query.get("limit", "20"))
-    except ValueError:
-        raise InvalidRequest("limit: Input should be an integer", param="limit") from None
-    if not 1 <= limit <= 1000:
-        raise InvalidRequest("limit: Input should be between 1 and 1000", param="limit")
-    ids_in_order = [info.id for info in infos]
-    start, end = 0, len(infos)
-    if after := query.get("after_id"):
-        start = ids_in_order.index(after) + 1 if after in ids_in_order else end
-    if before := query.get("before_id"):
-        end = ids_in_order.index(before) if before in ids_in_order else 0
-        start = max(start, end - limit)
-    page = infos[start:end][:limit]
-    return ModelListPage(data=page, has_more=start + len(page) < end,
+    start, end, has_more = page_window([info.id for info in infos], request.query_params)
+    page = infos[start:end]
+    return ModelListPage(data=page, has_more=has_more,
                          first_id=page[0].id if page else None,
                          last_id=page[-1].id if page else None)
 
