@@ -7,7 +7,12 @@ ever see them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
+
+# a JSON object as a client sent it (tool inputs, schemas): typed all the way down
+JsonObject = dict[str, JsonValue]
 
 Role = Literal["system", "user", "assistant"]
 # why a reply ended: the model ended its turn, it reached its token limit, it wrote one of
@@ -40,7 +45,7 @@ class ToolCallPart:
 
     id: str
     name: str
-    input: dict[str, Any]
+    input: JsonObject
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ Part = TextPart | ThinkingPart | RedactedThinkingPart | ToolCallPart | ToolResul
 class Tool:
     name: str
     description: str | None
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
 
 
 # whether tools may be called (auto), must be (required), one named tool must be (named),
@@ -116,7 +121,7 @@ class ChatRequest:
     tools: list[Tool] = field(default_factory=list)
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
     thinking: Thinking | None = None
-    response_schema: dict[str, Any] | None = None
+    response_schema: JsonObject | None = None
     # None: no log-probabilities; N >= 0: each reply token's own and the N most likely
     top_logprobs: int | None = None
 
@@ -179,7 +184,7 @@ class ToolCallDelta:
 
 @dataclass(frozen=True)
 class ToolCallEnd:
-    input: dict[str, Any]
+    input: JsonObject
 
 
 @dataclass(frozen=True)
