@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from ..core import (
     ChatRequest,
+    JsonObject,
     Message,
     Part,
     RedactedThinkingPart,
@@ -218,7 +219,7 @@ def _thinking(params: PromptParams, max_tokens: int | None) -> Thinking | None:
     return Thinking(budget, display)
 
 
-def _output_schema(params: PromptParams) -> dict[str, Any] | None:
+def _output_schema(params: PromptParams) -> JsonObject | None:
     config = params.output_config
     fmt = (config.format if config is not None else None) or params.output_format
     return dict(fmt.schema_) if fmt is not None else None

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core import (
     ChatRequest,
+    JsonObject,
     Message,
     Part,
     Role,
@@ -218,7 +219,7 @@ def _reasoning(effort: str | None, max_tokens: int) -> Thinking | None:
     return Thinking(max(1, min(EFFORT_BUDGETS[effort], max_tokens // 2)))
 
 
-def _response_schema(response_format: ResponseFormat | None) -> dict[str, Any] | None:
+def _response_schema(response_format: ResponseFormat | None) -> JsonObject | None:
     if isinstance(response_format, ResponseFormatJSONObject):
         return {"type": "object"}
     if isinstance(response_format, ResponseFormatJSONSchema):
