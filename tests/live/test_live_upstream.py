@@ -188,8 +188,8 @@ def test_structured_output_is_valid_json(claude, model):
 
 def test_a_closed_stream_cancels_the_upstream_request(node, claude):
     # llama-cpp-python's server runs one request at a time: had the abandoned request kept
-    # going (4,000 tokens at one thread), the next one would wait for all of it
-    with claude.messages.stream(model=UPSTREAM, max_tokens=4000, messages=[
+    # going (2,000 tokens at one thread), the next one would wait for all of it
+    with claude.messages.stream(model=UPSTREAM, max_tokens=2000, messages=[
             {"role": "user", "content": "Write a very long story about a river."}],
             extra_body={"temperature": 1.0}) as stream:
         for _ in stream.text_stream:
