@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope
 
-from ..errors import RequestTooLarge
+from ..errors import InvalidRequest, RequestTooLarge
 from ..http.formats import BASE
+from ..http.requests import parse_object
 
 
 class ClientGone(Exception):
@@ -62,8 +61,8 @@ def requested_model(path: str, body: bytes) -> str | None:
     if not body:
         return None
     try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        data = parse_object(body)
+    except InvalidRequest:   # the node answers it in the API's own shape
         return None
-    model = data.get("model") if isinstance(data, dict) else None
+    model = data.get("model")
     return model if isinstance(model, str) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -15,7 +16,15 @@ T = TypeVar("T")
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
+    return parse_object(await request.body())
+
+
+# a UTF-16 surrogate escape (\ud800-\udfff); JSON allows one alone, but it is no text
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def parse_object(raw: bytes) -> dict[str, Any]:
+    """A request body as a JSON object; anything else is the client's mistake (400)."""
     if not raw:
         raise InvalidRequest("the request body is empty; send a JSON object")
     try:
@@ -24,6 +33,12 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise InvalidRequest(f"the request body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InvalidRequest("the request body must be a JSON object")
+    if _SURROGATE_ESCAPE.search(raw):   # rare: then check exactly whether one is unpaired
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidRequest("the request body holds a lone UTF-16 surrogate escape "
+                                 "(such as \\udcff): it encodes no character") from None
     return data
 
 
