@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,61 +59,100 @@ def test_claude_p_answers(live, tmp_path):
     assert done.stdout.strip(), done.stderr
 
 
-# A session in which the model uses a tool, through a real server process serving the
+# Sessions in which the model uses a tool, through a real server process serving the
 # scripted engine: Claude Code with its default flags (its whole system prompt and every
-# tool), the model asking for Read, Claude Code running it, the result coming back.
-RIVER = "The river is the Willamette."
+# tool), the model calling a tool, Claude Code running it, the result coming back. Claude
+# Code asks for thinking, so each scripted reply reasons first, as a reasoning model would.
+ScriptedServer = Callable[[list[dict[str, object]]], LiveServer]
+
+
+def reply(thought: str, then: str, when: str | None = None) -> dict[str, object]:
+    text = f"<think>\n{thought}\n</think>\n\n{then}"
+    return {"text": text, "when": {"last_user_contains": when}} if when else {"text": text}
+
+
+def tool_call(name: str, arguments: dict[str, str]) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
 
 
 @pytest.fixture
-def scripted_live(tmp_path: Path) -> Iterator[LiveServer]:
-    home = tmp_path / "home"
-    home.mkdir()
-    notes = tmp_path / "notes.txt"
-    notes.write_text(RIVER + "\n")
-    call = {"name": "Read", "arguments": {"file_path": str(notes)}}
-    # Claude Code asks for thinking: each reply reasons first, as a reasoning model would
-    script = {"template": "native", "context_window": 400_000, "replies": [
-        {"text": f"<think>\nThe file will say.\n</think>\n\n<tool_call>\n{json.dumps(call)}"
-                 "\n</tool_call>", "when": {"last_user_contains": "Read the file notes.txt"}},
-        {"text": "<think>\nIt names the river.\n</think>\n\nThe file says: " + RIVER,
-         "when": {"last_user_contains": "Willamette"}},
-        {"text": "OK.", "repeat": True},
-    ]}
-    (tmp_path / "script.json").write_text(json.dumps(script))
-    (tmp_path / "b3os.toml").write_text(f'[model]\nid = "{MODEL}"\nengine = "scripted"\n'
-                                        'script = "script.json"\n')
-    key = cli(home, "keys", "create", "--name", "cc").stdout.strip().splitlines()[-1]
-    port = free_port()
-    process = start_server(home, port, "--config", str(tmp_path / "b3os.toml"))
-    root = f"http://127.0.0.1:{port}"
+def scripted_live(tmp_path: Path) -> Iterator[ScriptedServer]:
+    processes = []
+
+    def start(replies: list[dict[str, object]]) -> LiveServer:
+        home = tmp_path / "home"
+        home.mkdir()
+        script = {"template": "native", "context_window": 400_000,
+                  "replies": [*replies, {"text": "OK.", "repeat": True}]}
+        (tmp_path / "script.json").write_text(json.dumps(script))
+        (tmp_path / "b3os.toml").write_text(f'[model]\nid = "{MODEL}"\nengine = "scripted"\n'
+                                            'script = "script.json"\n')
+        key = cli(home, "keys", "create", "--name", "cc").stdout.strip().splitlines()[-1]
+        port = free_port()
+        processes.append(start_server(home, port, "--config", str(tmp_path / "b3os.toml")))
+        root = f"http://127.0.0.1:{port}"
+        wait_healthy(root, processes[-1])
+        return LiveServer(root=root, key=key, home=home)
+
     try:
-        wait_healthy(root, process)
-        yield LiveServer(root=root, key=key, home=home)
+        yield start
     finally:
-        stop(process)
+        for process in processes:
+            stop(process)
 
 
-def test_a_session_where_the_model_thinks_reads_a_file_and_answers_from_it(
-        scripted_live, tmp_path):
-    done = claude(scripted_live, tmp_path, "-p", "Read the file notes.txt and tell me the "
-                  "river.", "--output-format", "stream-json", "--verbose", "--max-turns", "3",
-                  "--allowedTools", "Read", small=False)
+def session(server: LiveServer, tmp_path: Path, prompt: str, tool: str
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """Claude Code's events for one ``-p`` session: its tool calls, the results it sent
+    back, and the final result; the session must succeed."""
+    done = claude(server, tmp_path, "-p", prompt, "--output-format", "stream-json",
+                  "--verbose", "--max-turns", "3", "--allowedTools", tool, small=False)
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert events and done.returncode == 0, done.stdout + done.stderr
-    calls = [block for event in events if event.get("type") == "assistant"
-             for block in event["message"]["content"] if block["type"] == "tool_use"]
-    assert [(c["name"], c["input"]) for c in calls] == \
-        [("Read", {"file_path": str(tmp_path / "notes.txt")})]
-    thinking = [block for event in events if event.get("type") == "assistant"
-                for block in event["message"]["content"] if block["type"] == "thinking"]
+    blocks = [(event["type"], block) for event in events if event.get("type") in
+              ("assistant", "user") for block in event["message"]["content"]
+              if isinstance(block, dict)]
+    thinking = [b for kind, b in blocks if kind == "assistant" and b["type"] == "thinking"]
     assert thinking and all(block["signature"] for block in thinking)
-    results = [block for event in events if event.get("type") == "user"
-               for block in event["message"]["content"]
-               if isinstance(block, dict) and block.get("type") == "tool_result"]
-    assert [r["tool_use_id"] for r in results] == [calls[0]["id"]]
-    assert "Willamette" in json.dumps(results[0]["content"]) and not results[0].get("is_error")
+    calls = [b for kind, b in blocks if kind == "assistant" and b["type"] == "tool_use"]
+    results = [b for kind, b in blocks if kind == "user" and b["type"] == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
+    assert not any(r.get("is_error") for r in results), results
     result = events[-1]
     assert (result["type"], result["subtype"]) == ("result", "success"), result
-    assert result["result"] == "The file says: " + RIVER
     assert result["num_turns"] >= 2
+    return calls, results, result
+
+
+def test_a_session_where_the_model_reads_a_file_answers_with_the_word_in_it(
+        scripted_live, tmp_path):
+    word = "w" + secrets.token_hex(6)
+    notes = tmp_path / "notes.txt"
+    notes.write_text(f"The password is {word}.\n")
+    server = scripted_live([
+        reply("The file will say.", tool_call("Read", {"file_path": str(notes)}),
+              when="Read the file notes.txt"),
+        reply("It holds the password.", f"The password is {word}.", when=word),
+    ])
+    calls, results, result = session(server, tmp_path, "Read the file notes.txt and tell me "
+                                     "the password.", "Read")
+    assert [(c["name"], c["input"]) for c in calls] == [("Read", {"file_path": str(notes)})]
+    assert word in json.dumps(results[0]["content"])
+    assert result["result"] == f"The password is {word}."
+
+
+def test_a_session_where_the_model_writes_a_file_leaves_it_with_the_content(
+        scripted_live, tmp_path):
+    target = tmp_path / "hello.txt"
+    content = "Hello from the scripted model.\n"
+    server = scripted_live([
+        reply("A new file is asked for.",
+              tool_call("Write", {"file_path": str(target), "content": content}),
+              when="Create the file hello.txt"),
+        reply("It is written.", "Done: hello.txt is created.", when=str(target)),
+    ])
+    calls, _, result = session(server, tmp_path, "Create the file hello.txt saying hello.",
+                               "Write")
+    assert [c["name"] for c in calls] == ["Write"]
+    assert target.read_text() == content
+    assert result["result"] == "Done: hello.txt is created."
