@@ -143,6 +143,8 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    # of output_tokens, those generated inside the reasoning section
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,8 @@ def test_stream_encoder_sequence_and_event_names():
         "content_block_delta", "content_block_stop", "message_delta", "message_stop"]
     assert frames[0][1]["message"]["usage"]["input_tokens"] == 5
     delta = frames[-2][1]
-    assert delta["delta"] == {"stop_reason": "end_turn", "stop_sequence": None}
+    assert delta["delta"] == {"stop_reason": "end_turn", "stop_sequence": None,
+                              "stop_details": None}
     assert delta["usage"]["output_tokens"] == 3
 
 

@@ -103,7 +103,8 @@ def test_a_completion_is_serialised_with_only_the_fields_it_was_given():
         "name": "f", "arguments": '{"a": 1}'}}]
     assert [c["finish_reason"] for c in body["choices"]] == ["stop", "tool_calls"]
     assert body["usage"] == {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8,
-                             "prompt_tokens_details": {"cached_tokens": 2}}
+                             "prompt_tokens_details": {"cached_tokens": 2},
+                             "completion_tokens_details": {"reasoning_tokens": 0}}
     assert body["object"] == "chat.completion" and body["system_fingerprint"] is None
 
 

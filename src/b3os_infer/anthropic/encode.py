@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from .. import core
 from ..errors import InferError
 from ..http.sse import named_frame, with_pings
+from ..node.models import Capabilities
 from .errors import error_body
 from .wire import responses as wire
 
@@ -38,7 +39,25 @@ _EMPTY_THINKING = wire.ThinkingBlock(thinking="", signature="")
 
 def usage_of(usage: core.Usage) -> wire.Usage:
     return wire.Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                      cache_read_input_tokens=usage.cached_tokens)
+                      cache_read_input_tokens=usage.cached_tokens,
+                      output_tokens_details=thinking_of(usage))
+
+
+def thinking_of(usage: core.Usage) -> wire.OutputTokensDetails:
+    return wire.OutputTokensDetails(thinking_tokens=usage.reasoning_tokens)
+
+
+def capabilities_of(capabilities: Capabilities) -> wire.ModelCapabilities:
+    """A model card's capabilities in the Models API's words."""
+    thinking = wire.CapabilitySupport(supported=capabilities.thinking)
+    return wire.ModelCapabilities(
+        effort=wire.EffortCapability(supported=capabilities.thinking, low=thinking,
+                                     medium=thinking, high=thinking, xhigh=thinking,
+                                     max=thinking),
+        image_input=wire.CapabilitySupport(supported=capabilities.vision),
+        structured_outputs=wire.CapabilitySupport(supported=capabilities.structured_output),
+        thinking=wire.ThinkingCapability(supported=capabilities.thinking, types=wire.ThinkingTypes(
+            enabled=thinking, adaptive=thinking, between_tools=thinking)))
 
 
 def tool_use_id(call_id: str) -> str:
@@ -128,7 +147,8 @@ class MessageStreamEncoder:
     def _finish(self, event: core.Finished) -> list[bytes]:
         usage = wire.MessageDeltaUsage(input_tokens=event.usage.input_tokens,
                                        cache_read_input_tokens=event.usage.cached_tokens,
-                                       output_tokens=event.usage.output_tokens)
+                                       output_tokens=event.usage.output_tokens,
+                                       output_tokens_details=thinking_of(event.usage))
         delta = wire.MessageDelta(stop_reason=STOP_REASONS[event.stop_reason],
                                   stop_sequence=event.stop_sequence)
         return self._close() + [frame(wire.RawMessageDeltaEvent(delta=delta, usage=usage)),

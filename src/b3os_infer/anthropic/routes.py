@@ -20,7 +20,7 @@ from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request
-from .encode import MessageStreamEncoder, encode_stream, message_of, to_json
+from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
 from .wire.responses import MessageTokensCount, ModelInfo, ModelListPage, ResponseModel
 
 
@@ -70,7 +70,8 @@ def model_info(model: ChatModel) -> ModelInfo:
     card = model.card
     created = datetime.fromtimestamp(card.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return ModelInfo(id=card.id, display_name=card.display_name, created_at=created,
-                     max_input_tokens=card.context_window, max_tokens=card.max_output_tokens)
+                     max_input_tokens=card.context_window, max_tokens=card.max_output_tokens,
+                     capabilities=capabilities_of(card.capabilities))
 
 
 def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -199,18 +199,18 @@ class ChatModel:
             show_thinking=not omitted,
             sign=lambda text: self.signer.sign(text, omitted=omitted))
         stops = StopMatcher(request.stop)
-        generated = cached = 0
+        generated = cached = thought = 0
         async with aclosing(self.engine.generate(generation)) as events:
             async for event in events:
                 if isinstance(event, Admitted):
                     cached = event.cached_tokens
-                    yield Started(_usage(prompt, cached, 0))
+                    yield Started(_usage(prompt, cached, 0, 0))
                     continue
                 if isinstance(event, GenerationDone):
                     cached = event.cached_tokens   # an upstream engine tells it only now
                     for out in _stop_text(parser.finish(), stops):
                         if isinstance(out, Finished):
-                            yield _with_usage(out, _usage(prompt, cached, generated))
+                            yield _with_usage(out, _usage(prompt, cached, generated, thought))
                             return
                         yield out
                     tail = stops.flush()
@@ -218,9 +218,12 @@ class ChatModel:
                         yield TextDelta(tail)
                     reason: StopReason = "length" if event.reason == "length" else \
                         "tool_calls" if parser.calls else "end"
-                    yield Finished(reason, None, _usage(prompt, cached, event.generated_tokens))
+                    yield Finished(reason, None,
+                                   _usage(prompt, cached, event.generated_tokens, thought))
                     return
-                generated += 0 if event.token == NOT_A_TOKEN else 1
+                counted = 0 if event.token == NOT_A_TOKEN else 1
+                generated += counted
+                thought += counted if parser.in_reasoning else 0
                 was_text = parser.in_text
                 replies = _stop_text(parser.feed(event.text), stops)
                 scored = self.scored(event) if request.top_logprobs is not None else None
@@ -228,7 +231,7 @@ class ChatModel:
                     yield scored
                 for out in replies:
                     if isinstance(out, Finished):
-                        yield _with_usage(out, _usage(prompt, cached, generated))
+                        yield _with_usage(out, _usage(prompt, cached, generated, thought))
                         return
                     yield out
 
@@ -249,19 +252,19 @@ def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:
     return out
 
 
-def prompt_usage(prompt_tokens: int, cached: int, generated: int) -> Usage:
+def prompt_usage(prompt_tokens: int, cached: int, generated: int, thought: int = 0) -> Usage:
     """Anthropic's counting: ``input_tokens`` excludes the prompt tokens read from cache."""
     return Usage(input_tokens=prompt_tokens - cached, output_tokens=generated,
-                 cached_tokens=cached)
+                 cached_tokens=cached, reasoning_tokens=min(thought, generated))
 
 
-def _usage(prompt: Prompt, cached: int, generated: int) -> Usage:
-    return prompt_usage(len(prompt.tokens), cached, generated)
+def _usage(prompt: Prompt, cached: int, generated: int, thought: int) -> Usage:
+    return prompt_usage(len(prompt.tokens), cached, generated, thought)
 
 
 def _with_usage(finished: Finished, usage: Usage) -> Finished:
     return Finished(finished.stop_reason, finished.stop_sequence,
-                    Usage(usage.input_tokens, max(usage.output_tokens, 1), usage.cached_tokens))
+                    replace(usage, output_tokens=max(usage.output_tokens, 1)))
 
 
 async def fold(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:

@@ -42,7 +42,8 @@ def seeded(sampling: Sampling, choice: int) -> Sampling:
 
 def total_usage(finals: list[Usage]) -> Usage:
     first = finals[0]
-    return Usage(first.input_tokens, sum(u.output_tokens for u in finals), first.cached_tokens)
+    return Usage(first.input_tokens, sum(u.output_tokens for u in finals), first.cached_tokens,
+                 sum(u.reasoning_tokens for u in finals))
 
 
 async def merged(streams: list[AsyncGenerator[ChatEvent, None]],

@@ -84,6 +84,11 @@ class ReplyParser:
     # ---- public ----------------------------------------------------------------
 
     @property
+    def in_reasoning(self) -> bool:
+        """Whether what is fed now belongs to the reasoning section."""
+        return self._state == "thinking"
+
+    @property
     def in_text(self) -> bool:
         """Whether what is fed now is reply text (not reasoning, not a tool call)."""
         return self._state == "text"

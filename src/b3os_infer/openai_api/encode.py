@@ -38,6 +38,7 @@ from .wire.responses import (
     ChoiceDeltaToolCallFunction,
     ChoiceLogprobs,
     ChunkChoice,
+    CompletionTokensDetails,
     CompletionUsage,
     FinishReason,
     Function,
@@ -65,7 +66,9 @@ def usage_of(usage: Usage) -> CompletionUsage:
     return CompletionUsage(
         prompt_tokens=prompt, completion_tokens=usage.output_tokens,
         total_tokens=prompt + usage.output_tokens,
-        prompt_tokens_details=PromptTokensDetails(cached_tokens=usage.cached_tokens))
+        prompt_tokens_details=PromptTokensDetails(cached_tokens=usage.cached_tokens),
+        completion_tokens_details=CompletionTokensDetails(
+            reasoning_tokens=usage.reasoning_tokens))
 
 
 def logprob_entry(item: TokenLogprob) -> ChatCompletionTokenLogprob:

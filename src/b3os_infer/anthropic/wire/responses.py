@@ -50,11 +50,27 @@ class ToolUseBlock(ResponseModel):
 ContentBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]
 
 
+class CacheCreation(ResponseModel):
+    """Tokens written to the cache by lifetime: none here, the prefix cache is automatic."""
+
+    ephemeral_5m_input_tokens: int = 0
+    ephemeral_1h_input_tokens: int = 0
+
+
+NO_CACHE_CREATION = CacheCreation()
+
+
+class OutputTokensDetails(ResponseModel):
+    thinking_tokens: int
+
+
 class Usage(ResponseModel):
     input_tokens: int
     output_tokens: int
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    cache_creation: CacheCreation = NO_CACHE_CREATION
+    output_tokens_details: OutputTokensDetails | None = None
     service_tier: Literal["standard", "priority", "batch"] = "standard"
 
 
@@ -66,6 +82,7 @@ class Message(ResponseModel):
     content: list[ContentBlock]
     stop_reason: StopReason | None
     stop_sequence: str | None
+    stop_details: None = None   # only refusals carry details; these models never refuse
     usage: Usage
 
 
@@ -125,6 +142,7 @@ class RawContentBlockStopEvent(ResponseModel):
 class MessageDelta(ResponseModel):
     stop_reason: StopReason | None
     stop_sequence: str | None
+    stop_details: None = None
 
 
 class MessageDeltaUsage(ResponseModel):
@@ -134,6 +152,7 @@ class MessageDeltaUsage(ResponseModel):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     output_tokens: int
+    output_tokens_details: OutputTokensDetails | None = None
 
 
 class RawMessageDeltaEvent(ResponseModel):
@@ -183,13 +202,69 @@ RawMessageStreamEvent = (RawMessageStartEvent | RawContentBlockStartEvent
 # ---- models --------------------------------------------------------------------------
 
 
+class CapabilitySupport(ResponseModel):
+    supported: bool
+
+
+NO = CapabilitySupport(supported=False)
+YES = CapabilitySupport(supported=True)
+
+
+class ThinkingTypes(ResponseModel):
+    enabled: CapabilitySupport
+    adaptive: CapabilitySupport
+    disabled: CapabilitySupport = YES
+    between_tools: CapabilitySupport
+
+
+class ThinkingCapability(ResponseModel):
+    supported: bool
+    types: ThinkingTypes
+
+
+class EffortCapability(ResponseModel):
+    """``output_config.effort`` sets the adaptive thinking budget, at every level."""
+
+    supported: bool
+    low: CapabilitySupport
+    medium: CapabilitySupport
+    high: CapabilitySupport
+    xhigh: CapabilitySupport
+    max: CapabilitySupport
+
+
+class ContextManagementCapability(ResponseModel):
+    supported: bool = False   # edits are accepted and ignored, never made
+
+
+class ServerToolsCapability(ResponseModel):
+    supported: bool = False
+    code_execution: CapabilitySupport = NO
+    web_search: CapabilitySupport = NO
+
+
+class ModelCapabilities(ResponseModel):
+    batch: CapabilitySupport = NO
+    citations: CapabilitySupport = NO
+    code_execution: CapabilitySupport = NO
+    context_management: ContextManagementCapability = ContextManagementCapability()
+    effort: EffortCapability
+    image_input: CapabilitySupport
+    pdf_input: CapabilitySupport = NO
+    server_tools: ServerToolsCapability = ServerToolsCapability()
+    structured_outputs: CapabilitySupport
+    thinking: ThinkingCapability
+
+
 class ModelInfo(ResponseModel):
     type: Literal["model"] = "model"
     id: str
     display_name: str
     created_at: str
+    lifecycle: Literal["active", "deprecated", "retired"] = "active"
     max_input_tokens: int
     max_tokens: int
+    capabilities: ModelCapabilities
 
 
 class ModelListPage(ResponseModel):
