@@ -242,3 +242,14 @@ async def test_an_unknown_model_is_not_found(scripted_app):
     with pytest.raises(openai.NotFoundError) as info:
         await app.openai.responses.create(model="gpt-5", input="hi")
     assert info.value.code == "model_not_available"
+
+
+async def test_input_tokens_counts_what_the_same_request_reports_as_input(scripted_app):
+    app = await scripted_app(HELLO)
+    ask = {"model": app.model, "input": "Say hello", "instructions": "Be brief.",
+           "tools": [WEATHER]}
+    counted = await app.openai.responses.input_tokens.count(**ask)
+    response = await app.openai.responses.create(**ask)
+    assert counted.object == "response.input_tokens"
+    assert response.usage is not None
+    assert counted.input_tokens == response.usage.input_tokens > 0

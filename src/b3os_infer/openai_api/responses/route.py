@@ -17,8 +17,8 @@ from ...http.requests import json_body, until_disconnect
 from ...http.sse import PING_COMMENT, SSE_HEADERS, named_frame, with_pings
 from ...node.chat import ChatModel
 from ..wire.response_create import ResponseCreateParams
+from ..wire.response_objects import InputTokenCount, ResponseStreamEvent
 from ..wire.response_objects import Response as ResponseBody
-from ..wire.response_objects import ResponseStreamEvent
 from .decode import decode_params, response_request
 from .output import ResponseBuilder, item_id
 
@@ -80,6 +80,16 @@ def _counter(model: ChatModel) -> Callable[[str], int]:
     def count(text: str) -> int:
         return len(model.engine.tokenize(text, add_special=False)) if text else 0
     return count
+
+
+@endpoint
+async def count_input_tokens(request: Request) -> Response:
+    """The prompt's tokens, as the same request's ``usage.input_tokens``; free."""
+    params = decode_params(await json_body(request))
+    model: ChatModel = request.app.state.registry.get(params.model)
+    chat, _ = response_request(params, model.signer)
+    count = InputTokenCount(input_tokens=model.count_tokens(chat))
+    return Response(count.to_json(), media_type="application/json")
 
 
 @endpoint

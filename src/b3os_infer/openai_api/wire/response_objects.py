@@ -135,6 +135,13 @@ class Response(ResponseObject):
     truncation: Literal["disabled"] = "disabled"
 
 
+class InputTokenCount(ResponseObject):
+    """What ``POST /responses/input_tokens`` answers."""
+
+    object: Literal["response.input_tokens"] = "response.input_tokens"
+    input_tokens: int
+
+
 # ---- stream events -------------------------------------------------------------------
 
 
