@@ -21,7 +21,7 @@ from .. import ids
 from .db import api_keys, open_database
 
 SCOPES = {
-    "infer": "inference routes (messages, chat/completions, count_tokens)",
+    "infer": "inference routes (messages, chat/completions, responses, count_tokens)",
     "models:read": "model listings",
     "admin": "every route",
 }

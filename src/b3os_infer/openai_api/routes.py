@@ -22,6 +22,7 @@ from ..node.registry import ModelRegistry
 from .completions import completions
 from .decode import decode_chat_request
 from .encode import ChunkEncoder, completion_body, encode_chunks
+from .responses import count_input_tokens, create_response
 
 
 def _registry(request: Request) -> ModelRegistry:
@@ -92,6 +93,8 @@ def routes(prefix: str) -> list[Route]:
     return [
         Route(prefix + "/chat/completions", chat_completions, methods=["POST"]),
         Route(prefix + "/completions", completions, methods=["POST"]),
+        Route(prefix + "/responses", create_response, methods=["POST"]),
+        Route(prefix + "/responses/input_tokens", count_input_tokens, methods=["POST"]),
         Route(prefix + "/models", list_models, methods=["GET"]),
         Route(prefix + "/models/{model_id:path}", get_model, methods=["GET"]),
     ]

@@ -1,0 +1,111 @@
+"""``POST /responses``: the Responses API on the same models, keys, limits and ledger as
+chat completions; streamed as named server-sent events with ``sequence_number``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+
+from pydantic import BaseModel, JsonValue
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ...core import ChatEvent
+from ...http.accounting import admit
+from ...http.endpoint import as_infer_error, endpoint
+from ...http.requests import json_body, until_disconnect
+from ...http.sse import PING_COMMENT, SSE_HEADERS, named_frame, with_pings
+from ...node.chat import ChatModel
+from ..wire.response_create import ResponseCreateParams
+from ..wire.response_objects import InputTokenCount, ResponseStreamEvent
+from ..wire.response_objects import Response as ResponseBody
+from .decode import decode_params, response_request
+from .output import ResponseBuilder, item_id
+
+
+def _dump(value: BaseModel | str | None) -> JsonValue:
+    if value is None or isinstance(value, str):
+        return value
+    dumped: JsonValue = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+def _head(params: ResponseCreateParams, max_tokens: int) -> ResponseBody:
+    """The response as it starts: empty output, and the request's settings echoed."""
+    text = _dump(params.text) if params.text and params.text.format else None
+    return ResponseBody(
+        id=item_id("resp"), created_at=int(time.time()), status="in_progress",
+        model=params.model, output=[], instructions=params.instructions,
+        tools=[_dump(t) for t in params.tools or []],
+        tool_choice=_dump(params.tool_choice) or "auto",
+        parallel_tool_calls=params.parallel_tool_calls is not False,
+        temperature=1.0 if params.temperature is None else params.temperature,
+        top_p=1.0 if params.top_p is None else params.top_p,
+        max_output_tokens=max_tokens, reasoning=_dump(params.reasoning) or {},
+        text=text or {"format": {"type": "text"}},
+        store=params.store is not False, metadata=params.metadata or {})
+
+
+def _frame(event: ResponseStreamEvent, number: int) -> bytes:
+    event.sequence_number = number
+    return named_frame(event.type, event.to_json())
+
+
+async def _frames(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None]
+                  ) -> AsyncIterator[bytes]:
+    number = 0
+    pending = builder.start()
+    try:
+        async for event in events:
+            pending += builder.feed(event)
+            for item in pending:
+                yield _frame(item, number)
+                number += 1
+            pending = []
+    except Exception as exc:  # noqa: BLE001 - every failure reaches the client as an event
+        pending += builder.fail(as_infer_error(exc))
+    for item in pending:
+        yield _frame(item, number)
+        number += 1
+
+
+async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None]
+                 ) -> ResponseBody:
+    async for event in events:
+        builder.feed(event)
+    return builder.response
+
+
+def _counter(model: ChatModel) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        return len(model.engine.tokenize(text, add_special=False)) if text else 0
+    return count
+
+
+@endpoint
+async def count_input_tokens(request: Request) -> Response:
+    """The prompt's tokens, as the same request's ``usage.input_tokens``; free."""
+    params = decode_params(await json_body(request))
+    model: ChatModel = request.app.state.registry.get(params.model)
+    chat, _ = response_request(params, model.signer)
+    count = InputTokenCount(input_tokens=model.count_tokens(chat))
+    return Response(count.to_json(), media_type="application/json")
+
+
+@endpoint
+async def create_response(request: Request) -> Response:
+    params = decode_params(await json_body(request))
+    model: ChatModel = request.app.state.registry.get(params.model)
+    chat, options = response_request(params, model.signer)
+    chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
+    prompt = model.prompt(chat)
+    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
+    events = admission.watch(model.stream(chat, prompt))
+    builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
+                              encrypted=options.encrypted, count_tokens=_counter(model))
+    if not options.stream:
+        body = await until_disconnect(request, _whole(builder, events))
+        return Response(body.to_json(), media_type="application/json")
+    frames = with_pings(_frames(builder, events), PING_COMMENT)
+    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+

@@ -1,0 +1,90 @@
+"""Responses tools into the core's: functions as they are, custom tools as a function
+of one string (``input``), namespaces flattened to ``<namespace>.<name>``. ``ToolNames``
+remembers which flat name is which, to spell the model's calls back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...core import JsonObject, Tool, ToolChoice
+from ..decode import invalid
+from ..wire.response_tools import (
+    CustomToolParam,
+    FunctionToolParam,
+    NamespaceToolParam,
+    ToolChoiceParam,
+    ToolParam,
+)
+
+NO_ARGUMENTS: JsonObject = {"type": "object", "properties": {}}
+CUSTOM_INPUT: JsonObject = {
+    "type": "object", "required": ["input"], "additionalProperties": False,
+    "properties": {"input": {"type": "string", "description": "the tool's whole input, "
+                             "as free-form text"}}}
+
+
+@dataclass(frozen=True)
+class ToolName:
+    name: str
+    namespace: str | None
+    custom: bool
+
+
+@dataclass
+class ToolNames:
+    """Flat name (as the model sees it) -> the tool as the client declared it."""
+
+    by_flat: dict[str, ToolName] = field(default_factory=dict)
+
+    def flat(self, name: str, namespace: str | None) -> str:
+        return f"{namespace}.{name}" if namespace else name
+
+    def of(self, flat: str) -> ToolName:
+        return self.by_flat.get(flat, ToolName(flat, None, custom=False))
+
+
+def _tool(item: FunctionToolParam | CustomToolParam, flat: str,
+          namespace: NamespaceToolParam | None) -> Tool:
+    described = [d for d in (namespace.description if namespace else None,
+                             item.description) if d]
+    description = " ".join(described) or None
+    if isinstance(item, CustomToolParam):
+        return Tool(flat, description, dict(CUSTOM_INPUT))
+    return Tool(flat, description, dict(item.parameters or NO_ARGUMENTS))
+
+
+def tools_of(items: list[ToolParam]) -> tuple[list[Tool], ToolNames]:
+    tools: list[Tool] = []
+    names = ToolNames()
+    for i, item in enumerate(items):
+        members: list[tuple[FunctionToolParam | CustomToolParam, NamespaceToolParam | None,
+                            str]]
+        if isinstance(item, NamespaceToolParam):
+            members = [(m, item, f"tools[{i}].tools[{j}].name")
+                       for j, m in enumerate(item.tools)]
+        elif isinstance(item, FunctionToolParam | CustomToolParam):
+            members = [(item, None, f"tools[{i}].name")]
+        else:
+            continue   # web search: left out of the prompt
+        for member, namespace, path in members:
+            flat = names.flat(member.name, namespace.name if namespace else None)
+            if flat in names.by_flat:
+                raise invalid(path, f"duplicate tool name {flat!r}")
+            names.by_flat[flat] = ToolName(member.name, namespace.name if namespace else None,
+                                           isinstance(member, CustomToolParam))
+            tools.append(_tool(member, flat, namespace))
+    return tools, names
+
+
+def tool_choice_of(choice: ToolChoiceParam | None, tools: list[Tool],
+                   parallel: bool) -> ToolChoice:
+    if choice is None:
+        return ToolChoice("auto" if tools else "none", None, parallel)
+    if isinstance(choice, str):
+        if choice == "required" and not tools:
+            raise invalid("tool_choice", "'required' needs `tools`")
+        return ToolChoice(choice, None, parallel)
+    if choice.name not in {t.name for t in tools}:
+        raise invalid("tool_choice.name", f"no {choice.type} tool named {choice.name!r} "
+                      "in `tools`")
+    return ToolChoice("named", choice.name, parallel)

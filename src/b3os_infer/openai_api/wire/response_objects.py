@@ -1,0 +1,264 @@
+"""What ``POST /responses`` answers: the ``Response`` object, its output items and the
+stream events, named after the SDK's types (``Response``, ``ResponseOutputMessage``,
+``ResponseStreamEvent`` members). Built as models and serialised once, every field
+written (the API spells its nulls out)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+ItemStatus = Literal["in_progress", "completed", "incomplete"]
+
+
+class ResponseObject(BaseModel):
+    model_config = ConfigDict(protected_namespaces=())
+
+    def to_json(self) -> bytes:
+        return self.__pydantic_serializer__.to_json(self)
+
+
+# ---- output items --------------------------------------------------------------------
+
+
+class ResponseOutputText(ResponseObject):
+    type: Literal["output_text"] = "output_text"
+    text: str
+    annotations: list[JsonValue] = []
+    logprobs: list[JsonValue] = []
+
+
+class ResponseOutputMessage(ResponseObject):
+    type: Literal["message"] = "message"
+    id: str
+    role: Literal["assistant"] = "assistant"
+    status: ItemStatus
+    content: list[ResponseOutputText]
+
+
+class ReasoningText(ResponseObject):
+    type: Literal["reasoning_text"] = "reasoning_text"
+    text: str
+
+
+class ReasoningSummary(ResponseObject):
+    type: Literal["summary_text"] = "summary_text"
+    text: str
+
+
+class ResponseReasoningItem(ResponseObject):
+    type: Literal["reasoning"] = "reasoning"
+    id: str
+    summary: list[ReasoningSummary] = []
+    content: list[ReasoningText]
+    encrypted_content: str | None = None
+    status: ItemStatus
+
+
+class ResponseFunctionToolCall(ResponseObject):
+    type: Literal["function_call"] = "function_call"
+    id: str
+    call_id: str
+    name: str
+    arguments: str
+    namespace: str | None = None
+    status: ItemStatus
+
+
+class ResponseCustomToolCall(ResponseObject):
+    type: Literal["custom_tool_call"] = "custom_tool_call"
+    id: str
+    call_id: str
+    name: str
+    input: str
+    namespace: str | None = None
+
+
+OutputItem = (ResponseOutputMessage | ResponseReasoningItem | ResponseFunctionToolCall
+              | ResponseCustomToolCall)
+
+
+# ---- the response --------------------------------------------------------------------
+
+
+class InputTokensDetails(ResponseObject):
+    cached_tokens: int
+    cache_write_tokens: int = 0     # the prefix cache keeps prompts without a charge
+
+
+class OutputTokensDetails(ResponseObject):
+    reasoning_tokens: int
+
+
+class ResponseUsage(ResponseObject):
+    input_tokens: int
+    input_tokens_details: InputTokensDetails
+    output_tokens: int
+    output_tokens_details: OutputTokensDetails
+    total_tokens: int
+
+
+class ResponseError(ResponseObject):
+    code: str
+    message: str
+
+
+class IncompleteDetails(ResponseObject):
+    reason: Literal["max_output_tokens", "content_filter"]
+
+
+ResponseStatus = Literal["completed", "failed", "in_progress", "incomplete"]
+
+
+class Response(ResponseObject):
+    id: str
+    object: Literal["response"] = "response"
+    created_at: int
+    status: ResponseStatus
+    model: str
+    output: list[OutputItem]
+    usage: ResponseUsage | None = None
+    error: ResponseError | None = None
+    incomplete_details: IncompleteDetails | None = None
+    instructions: str | None
+    tools: list[JsonValue]
+    tool_choice: JsonValue
+    parallel_tool_calls: bool
+    temperature: float | None
+    top_p: float | None
+    max_output_tokens: int | None
+    reasoning: JsonValue
+    text: JsonValue
+    store: bool
+    metadata: dict[str, str]
+    truncation: Literal["disabled"] = "disabled"
+
+
+class InputTokenCount(ResponseObject):
+    """What ``POST /responses/input_tokens`` answers."""
+
+    object: Literal["response.input_tokens"] = "response.input_tokens"
+    input_tokens: int
+
+
+# ---- stream events -------------------------------------------------------------------
+
+
+class StreamEvent(ResponseObject):
+    sequence_number: int = 0
+
+
+class ResponseCreatedEvent(StreamEvent):
+    type: Literal["response.created"] = "response.created"
+    response: Response
+
+
+class ResponseInProgressEvent(StreamEvent):
+    type: Literal["response.in_progress"] = "response.in_progress"
+    response: Response
+
+
+class ResponseCompletedEvent(StreamEvent):
+    type: Literal["response.completed"] = "response.completed"
+    response: Response
+
+
+class ResponseIncompleteEvent(StreamEvent):
+    type: Literal["response.incomplete"] = "response.incomplete"
+    response: Response
+
+
+class ResponseFailedEvent(StreamEvent):
+    type: Literal["response.failed"] = "response.failed"
+    response: Response
+
+
+class ResponseOutputItemAddedEvent(StreamEvent):
+    type: Literal["response.output_item.added"] = "response.output_item.added"
+    output_index: int
+    item: OutputItem
+
+
+class ResponseOutputItemDoneEvent(StreamEvent):
+    type: Literal["response.output_item.done"] = "response.output_item.done"
+    output_index: int
+    item: OutputItem
+
+
+class ItemEvent(StreamEvent):
+    item_id: str
+    output_index: int
+
+
+class ResponseContentPartAddedEvent(ItemEvent):
+    type: Literal["response.content_part.added"] = "response.content_part.added"
+    content_index: int
+    part: ResponseOutputText | ReasoningText
+
+
+class ResponseContentPartDoneEvent(ItemEvent):
+    type: Literal["response.content_part.done"] = "response.content_part.done"
+    content_index: int
+    part: ResponseOutputText | ReasoningText
+
+
+class ResponseTextDeltaEvent(ItemEvent):
+    type: Literal["response.output_text.delta"] = "response.output_text.delta"
+    content_index: int
+    delta: str
+    logprobs: list[JsonValue] = []
+
+
+class ResponseTextDoneEvent(ItemEvent):
+    type: Literal["response.output_text.done"] = "response.output_text.done"
+    content_index: int
+    text: str
+    logprobs: list[JsonValue] = []
+
+
+class ResponseReasoningTextDeltaEvent(ItemEvent):
+    type: Literal["response.reasoning_text.delta"] = "response.reasoning_text.delta"
+    content_index: int
+    delta: str
+
+
+class ResponseReasoningTextDoneEvent(ItemEvent):
+    type: Literal["response.reasoning_text.done"] = "response.reasoning_text.done"
+    content_index: int
+    text: str
+
+
+class ResponseFunctionCallArgumentsDeltaEvent(ItemEvent):
+    type: Literal["response.function_call_arguments.delta"] = \
+        "response.function_call_arguments.delta"
+    delta: str
+
+
+class ResponseFunctionCallArgumentsDoneEvent(ItemEvent):
+    type: Literal["response.function_call_arguments.done"] = \
+        "response.function_call_arguments.done"
+    name: str
+    arguments: str
+
+
+class ResponseCustomToolCallInputDeltaEvent(ItemEvent):
+    type: Literal["response.custom_tool_call_input.delta"] = \
+        "response.custom_tool_call_input.delta"
+    delta: str
+
+
+class ResponseCustomToolCallInputDoneEvent(ItemEvent):
+    type: Literal["response.custom_tool_call_input.done"] = \
+        "response.custom_tool_call_input.done"
+    input: str
+
+
+ResponseStreamEvent = (
+    ResponseCreatedEvent | ResponseInProgressEvent | ResponseCompletedEvent
+    | ResponseIncompleteEvent | ResponseFailedEvent | ResponseOutputItemAddedEvent
+    | ResponseOutputItemDoneEvent | ResponseContentPartAddedEvent
+    | ResponseContentPartDoneEvent | ResponseTextDeltaEvent | ResponseTextDoneEvent
+    | ResponseReasoningTextDeltaEvent | ResponseReasoningTextDoneEvent
+    | ResponseFunctionCallArgumentsDeltaEvent | ResponseFunctionCallArgumentsDoneEvent
+    | ResponseCustomToolCallInputDeltaEvent | ResponseCustomToolCallInputDoneEvent)
