@@ -58,3 +58,13 @@ async def test_the_anthropic_model_info_states_the_models_capabilities(scripted_
     assert not caps.structured_outputs.supported and not caps.image_input.supported
     assert not caps.batch.supported and not caps.server_tools.supported
     assert not caps.citations.supported and not caps.context_management.supported
+
+
+async def test_responses_usage_counts_the_reasoning_tokens_apart(scripted_app):
+    app = await scripted_app(THOUGHT)
+    response = await app.openai.responses.create(
+        model=app.model, input="What is the weather in Paris?", reasoning={"effort": "low"},
+        max_output_tokens=600)
+    assert response.output_text == "Sunny."
+    assert response.usage.output_tokens == 6
+    assert response.usage.output_tokens_details.reasoning_tokens == 4

@@ -9,7 +9,6 @@ Codex reads).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ... import ids
@@ -74,14 +73,14 @@ def item_id(prefix: str) -> str:
     return f"{prefix}_{ids.base62(24)}"
 
 
-def response_usage(usage: Usage, reasoning_tokens: int) -> ResponseUsage:
+def response_usage(usage: Usage) -> ResponseUsage:
     prompt = usage.input_tokens + usage.cached_tokens
     return ResponseUsage(
         input_tokens=prompt,
         input_tokens_details=InputTokensDetails(cached_tokens=usage.cached_tokens),
         output_tokens=usage.output_tokens,
         output_tokens_details=OutputTokensDetails(
-            reasoning_tokens=min(reasoning_tokens, usage.output_tokens)),
+            reasoning_tokens=usage.reasoning_tokens),
         total_tokens=prompt + usage.output_tokens)
 
 
@@ -101,14 +100,11 @@ class _Open:
 
 
 class ResponseBuilder:
-    def __init__(self, head: Response, names: ToolNames, *, encrypted: bool,
-                 count_tokens: Callable[[str], int]) -> None:
+    def __init__(self, head: Response, names: ToolNames, *, encrypted: bool) -> None:
         self.response = head
         self.names = names
         self.encrypted = encrypted
-        self.count_tokens = count_tokens
         self._open: _Open | None = None
-        self._reasoning = ""
 
     # ---- the response's own events -----------------------------------------------
 
@@ -125,8 +121,7 @@ class ResponseBuilder:
     def _finish(self, finished: Finished) -> Events:
         cut = finished.stop_reason == "length"
         events = self._close("incomplete" if cut else "completed")
-        self.response.usage = response_usage(finished.usage,
-                                             self.count_tokens(self._reasoning))
+        self.response.usage = response_usage(finished.usage)
         if cut:
             self.response.status = "incomplete"
             self.response.incomplete_details = IncompleteDetails(reason="max_output_tokens")
@@ -181,7 +176,6 @@ class ResponseBuilder:
             events.append(self._part_added(ReasoningText(text="")))
         assert self._open is not None
         self._open.text += text
-        self._reasoning += text
         events.append(ResponseReasoningTextDeltaEvent(item_id=self._open.item.id,
                                                       output_index=self._open.index,
                                                       content_index=0, delta=text))

@@ -4,7 +4,7 @@ chat completions; streamed as named server-sent events with ``sequence_number``.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from pydantic import BaseModel, JsonValue
 from starlette.requests import Request
@@ -76,12 +76,6 @@ async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, Non
     return builder.response
 
 
-def _counter(model: ChatModel) -> Callable[[str], int]:
-    def count(text: str) -> int:
-        return len(model.engine.tokenize(text, add_special=False)) if text else 0
-    return count
-
-
 @endpoint
 async def count_input_tokens(request: Request) -> Response:
     """The prompt's tokens, as the same request's ``usage.input_tokens``; free."""
@@ -102,7 +96,7 @@ async def create_response(request: Request) -> Response:
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     events = admission.watch(model.stream(chat, prompt))
     builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
-                              encrypted=options.encrypted, count_tokens=_counter(model))
+                              encrypted=options.encrypted)
     if not options.stream:
         body = await until_disconnect(request, _whole(builder, events))
         return Response(body.to_json(), media_type="application/json")
