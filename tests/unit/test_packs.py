@@ -134,3 +134,18 @@ def test_the_progress_bar_prints_tenths_as_lines_off_a_terminal() -> None:
     assert len(lines) == 11 and "\r" not in out.getvalue()
     assert lines[0].startswith("assembling tiny [....") and lines[0].endswith("  0%")
     assert lines[-1].endswith("0.0 / 0.0 MB 100%") and "#" * 30 in lines[-1]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_redraws_one_line_on_a_terminal() -> None:
+    out = Terminal()
+    bar = ProgressBar("assembling tiny", out)
+    for done in range(0, 2_000_001, 10_000):
+        bar(done, 2_000_000)
+    text = out.getvalue()
+    assert text.count("\r") == 101 and text.count("\n") == 1 and text.endswith("100%\n")
+    assert "\r" + bar.line(1_000_000, 2_000_000) in text and " 1.0 / 2.0 MB  50%" in text
