@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
+# a model pack to install (b3os-infer models add) and serve instead of the embedded default
+MODEL ?=
 # llama-cpp-python compiles llama.cpp for this CPU. Virtual machines may list AMX tiles
 # that their hypervisor does not enable (the first decode then dies on `ldtilecfg`), so
 # AMX is left out; the wheel is built once per machine and kept in WHEELS.
@@ -34,8 +36,13 @@ $(STAMP): pyproject.toml tests/js/package.json
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 
-serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE")
+serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=PACK installs and serves a model pack instead)
+ifneq ($(MODEL),)
+	$(BIN)/b3os-infer models add $(MODEL)
+	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) --model $(MODEL) $(ARGS)
+else
 	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) $(ARGS)
+endif
 
 test: install ## run the whole test suite (unit, in-process and live SDK tests)
 	$(BIN)/pytest -q

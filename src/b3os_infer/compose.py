@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import EngineConfig, ModelConfig
+from .config import EngineConfig, Home, ModelConfig
 from .engine.base import Engine, GrammarCompiler
 from .engine.gbnf import GbnfCompiler
 from .engine.gguf import GgufTokenizer
@@ -28,6 +28,7 @@ from .node.models import (
 )
 from .node.profiles import ModelProfile, detect_profile
 from .node.signatures import Signer
+from .packs import installed_gguf
 
 # SmolLM2 was trained on 8,192 tokens; Claude Code's first request alone is about 12,000,
 # so the embedded default serves 32,768 with YaRN rope scaling (the listing says both).
@@ -52,10 +53,20 @@ def load_tokenizer(source: str) -> Tokenizer:
                             "tokenizer directory)")
 
 
+def gguf_path(model: ModelConfig) -> Path:
+    """The model's GGUF: its path, its installed pack, else the embedded default."""
+    if model.path:
+        return Path(model.path)
+    if model.pack:
+        return installed_gguf(model.pack, Home.resolve().models)
+    return default_model_path()
+
+
 def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
-    path = Path(model.path) if model.path else default_model_path()
+    path = gguf_path(model)
+    embedded = not (model.path or model.pack)
     window = model.context_window
-    if window is None and not model.path:
+    if window is None and embedded:
         window = DEFAULT_MODEL_WINDOW
     if not path.is_file():
         raise FileNotFoundError(f"model file not found: {path}")
@@ -70,7 +81,7 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> 
     template = ChatTemplate(_template_source(llama.metadata("tokenizer.chat_template"), path),
                             bos_token=llama.token_text(llama.bos_token_id),
                             eos_token=llama.token_text(llama.eos_token_id))
-    name = model.display_name or (llama.display_name() if model.path else DEFAULT_MODEL_NAME)
+    name = model.display_name or (DEFAULT_MODEL_NAME if embedded else llama.display_name())
     return _chat_model(model, name, llama, template, secret, trained=llama.trained_window)
 
 

@@ -16,6 +16,7 @@ from .edge.queue import QueueConfig
 from .edge.state import DEFAULT_MAX_BODY_BYTES
 from .engine.kv_cache import DEFAULT_KV_TYPE
 from .node.models import DEFAULT_MODEL_ID
+from .packs import CATALOGUE, model_id
 
 
 class ConfigError(ValueError):
@@ -51,6 +52,7 @@ class ModelConfig:
     kind: str = "chat"
     engine: str = "llamacpp"           # "upstream": an engine over HTTP; "scripted": a fake
     path: str | None = None            # llamacpp: the GGUF (default: the embedded model)
+    pack: str | None = None            # llamacpp: an installed model pack (b3os-infer models)
     context_window: int | None = None
     max_output_tokens: int | None = None   # default: 8192 or half the window, the lesser
     url: str | None = None             # upstream: its base URL, e.g. http://gpu1:8000
@@ -125,6 +127,8 @@ def _section(config: Config, name: str, table: Any, data: dict[str, Any], where:
         _apply(getattr(config, name), table, f"{where} [{name}]")
         if name == "model":
             _check_model(config.model, f"{where} [model]")
+            if config.model.pack and "id" not in table:
+                config.model.id = model_id(config.model.pack)
 
 
 def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
@@ -153,6 +157,7 @@ def _check_model(model: ModelConfig, where: str) -> None:
     if model.engine not in ENGINES:
         raise ConfigError(f"{where}: engine should be one of {', '.join(ENGINES)}")
     if model.engine == "llamacpp":
+        _check_pack(model, where)
         return
     if model.engine == "scripted":
         if not model.script:
@@ -164,6 +169,16 @@ def _check_model(model: ModelConfig, where: str) -> None:
     if not model.tokenizer:
         raise ConfigError(f"{where}: an upstream model needs tokenizer: a GGUF file or a "
                           "Hugging Face tokenizer directory, for its chat template and tokens")
+
+
+def _check_pack(model: ModelConfig, where: str) -> None:
+    if model.pack is None:
+        return
+    if model.pack not in CATALOGUE:
+        raise ConfigError(f"{where}: unknown pack {model.pack!r}; known packs: "
+                          f"{', '.join(CATALOGUE)}")
+    if model.path:
+        raise ConfigError(f"{where}: use either path or pack, not both")
 
 
 def _per_model(name: str, tables: dict[str, Any], where: str
@@ -198,7 +213,7 @@ def _apply(section: Any, table: dict[str, Any], where: str) -> None:
 
 @dataclass(frozen=True)
 class Home:
-    """Where a node keeps its data: the key database and the node secret."""
+    """Where a node keeps its data: the key database, the node secret and model packs."""
 
     root: Path
 
@@ -212,6 +227,11 @@ class Home:
     @property
     def database(self) -> Path:
         return self.root / "b3os.sqlite3"
+
+    @property
+    def models(self) -> Path:
+        """Where ``b3os-infer models add`` puts the GGUFs it assembles."""
+        return self.root / "models"
 
     def node_secret(self) -> bytes:
         path = self.root / "node_secret"
