@@ -194,9 +194,10 @@ class ChatModel:
         prompt = prompt or self.prompt(request)
         generation = self.generation(request, prompt)
         omitted = request.thinking is not None and request.thinking.display == "omitted"
+        tools = self._tools(request)
         parser = ReplyParser(
-            thinking=prompt.opens_thinking, tools=bool(self._tools(request)),
-            show_thinking=not omitted,
+            thinking=prompt.opens_thinking, tools=bool(tools),
+            tool_names=frozenset(t.name for t in tools), show_thinking=not omitted,
             sign=lambda text: self.signer.sign(text, omitted=omitted))
         stops = StopMatcher(request.stop)
         generated = cached = thought = 0

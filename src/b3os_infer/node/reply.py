@@ -7,7 +7,6 @@ at once) and gives the same events, joined, whichever way the text was cut.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,9 +21,8 @@ from ..core import (
     ToolCallStart,
 )
 from ..stops import partial_suffix
+from .call_forms import CALL_HEADER, NOT_A_CALL, lead_call
 from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END
-
-_HEADER = re.compile(r'\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
 
 
 def _held(buffer: str, tag: str) -> int:
@@ -69,9 +67,14 @@ class ReplyParser:
     """Reasoning first (when the reply starts inside it), then text and tool calls."""
 
     def __init__(self, *, thinking: bool, tools: bool, show_thinking: bool = True,
-                 sign: Callable[[str], str] = lambda text: "") -> None:
-        self._state = "thinking" if thinking else "text"
+                 sign: Callable[[str], str] = lambda text: "",
+                 tool_names: frozenset[str] = frozenset()) -> None:
+        # with ``tool_names``, a reply that starts as a bare or fenced JSON call to one of
+        # them is a call too (call_forms.py); the ``<tool_call>`` tag needs only ``tools``
+        self._names = tool_names
+        self._state = "thinking" if thinking else self._reply_state()
         self._tools = tools
+        self._close = CALL_CLOSE
         self._show_thinking = show_thinking
         self._sign = sign
         self._buffer = ""
@@ -91,7 +94,7 @@ class ReplyParser:
     @property
     def in_text(self) -> bool:
         """Whether what is fed now is reply text (not reasoning, not a tool call)."""
-        return self._state == "text"
+        return self._state in ("text", "lead")
 
     def feed(self, text: str) -> list[ChatEvent]:
         self._buffer += text
@@ -105,7 +108,11 @@ class ReplyParser:
     def finish(self) -> list[ChatEvent]:
         """Flush what is held back once the model has stopped."""
         events = self.feed("")
-        events += getattr(self, "_on_" + self._state)(final=True)
+        while True:   # a state may hand the rest on to the next (lead -> text)
+            state = self._state
+            events += getattr(self, "_on_" + state)(final=True)
+            if self._state == state:
+                break
         self._buffer = ""
         return events
 
@@ -122,7 +129,7 @@ class ReplyParser:
         if end >= 0:
             events = self._think_text(self._buffer[:end].rstrip())
             self._buffer = self._buffer[end + len(THINK_END):]
-            self._state = "text"
+            self._state = self._reply_state()
             self._strip_text_start = True
             return events + [self._close_thinking()]
         if final:
@@ -141,6 +148,23 @@ class ReplyParser:
     def _close_thinking(self) -> ChatEvent:
         return ThinkingEnd(self._sign("".join(self._thinking)))
 
+    def _reply_state(self) -> str:
+        return "lead" if self._names else "text"
+
+    def _on_lead(self, final: bool) -> list[ChatEvent]:
+        """The reply's start, held back until it shows whether it is a bare call."""
+        stripped = self._buffer.lstrip()
+        found = lead_call(stripped, final, self._names)
+        if found is None:
+            return []
+        if found is NOT_A_CALL:
+            self._state = "text"
+            return []
+        self._buffer = stripped[found.start:]
+        self._close = found.close
+        self._state = "header"
+        return []
+
     def _on_text(self, final: bool) -> list[ChatEvent]:
         if self._strip_text_start:
             stripped = self._buffer.lstrip()
@@ -153,6 +177,7 @@ class ReplyParser:
         if start >= 0:
             text = self._buffer[:start].rstrip() if self.calls == 0 else ""
             self._buffer = self._buffer[start + len(CALL_OPEN):]
+            self._close = CALL_CLOSE
             self._state = "header"
             return [TextDelta(text)] if text else []
         if final:
@@ -163,7 +188,7 @@ class ReplyParser:
         return [TextDelta(text)] if text and self.calls == 0 else []
 
     def _on_header(self, final: bool) -> list[ChatEvent]:
-        match = _HEADER.match(self._buffer)
+        match = CALL_HEADER.match(self._buffer)
         if match is None:
             if final and self._buffer.strip() and self.calls == 0 and \
                     not self._buffer.lstrip().startswith("{"):
@@ -191,9 +216,9 @@ class ReplyParser:
         return events
 
     def _on_tail(self, final: bool) -> list[ChatEvent]:
-        close = self._buffer.find(CALL_CLOSE)
+        close = self._buffer.find(self._close)
         if close >= 0:
-            self._buffer = self._buffer[close + len(CALL_CLOSE):]
+            self._buffer = self._buffer[close + len(self._close):]
             self._state = "text"
         elif final:
             self._buffer = ""
