@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import anthropic
 import httpx
 import openai
 
@@ -37,7 +38,12 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def test_models_add_assembles_the_verified_gguf_and_serve_answers_with_it(
+READ_TOOL = {"name": "Read", "description": "Read a file from the local filesystem.",
+             "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}},
+                              "required": ["file_path"]}}
+
+
+def test_models_add_assembles_the_verified_gguf_and_serve_answers_and_calls_tools_with_it(
         tmp_path: Path) -> None:
     home = tmp_path / "home"
     started = time.monotonic()
@@ -66,9 +72,19 @@ def test_models_add_assembles_the_verified_gguf_and_serve_answers_with_it(
             reply = client.chat.completions.create(
                 model=PACK.model_id, max_tokens=24, temperature=0,
                 messages=[{"role": "user", "content": "Name one river in Oregon."}])
-        answered = time.monotonic()
+            answered = time.monotonic()
+            # the 0.5B writes its call as a fenced (greedy) or bare JSON object, not in
+            # <tool_call> tags: read as a call all the same
+            called = anthropic.Anthropic(api_key=key, base_url=f"{root}/v1/infer",
+                                         max_retries=0).messages.create(
+                model=PACK.model_id, max_tokens=200, extra_body={"temperature": 0},
+                tools=[READ_TOOL], messages=[{"role": "user", "content":
+                                              "Use the Read tool to read the file notes.txt"}])
     finally:
         stop(process)
+    assert called.stop_reason == "tool_use"
+    assert [(b.type, b.name, b.input) for b in called.content if b.type == "tool_use"] == \
+        [("tool_use", "Read", {"file_path": "notes.txt"})]
     assert reply.model == PACK.model_id and (reply.choices[0].message.content or "").strip()
     timings = [line for line in added.stderr.splitlines()
                if line.startswith(("downloaded in", "assembled and verified in"))]
