@@ -46,16 +46,14 @@ def total_usage(finals: list[Usage]) -> Usage:
                  sum(u.reasoning_tokens for u in finals))
 
 
-async def merged(streams: list[AsyncGenerator[ChatEvent, None]],
-                 combine: Callable[[list[Usage]], Usage] = total_usage
-                 ) -> AsyncGenerator[ChoiceEvent | AllFinished, None]:
+def merged(streams: list[AsyncGenerator[ChatEvent, None]],
+           combine: Callable[[list[Usage]], Usage] = total_usage
+           ) -> AsyncGenerator[ChoiceEvent | AllFinished, None]:
     """Events of every stream as they come; a failure in one ends them all. ``combine``
     makes the usage of the whole from each choice's (in choice order)."""
-    together = _single(streams[0], combine) if len(streams) == 1 \
-        else _interleaved(streams, combine)
-    async with aclosing(together):
-        async for item in together:
-            yield item
+    if len(streams) == 1:
+        return _single(streams[0], combine)
+    return _interleaved(streams, combine)
 
 
 async def _single(stream: AsyncGenerator[ChatEvent, None],

@@ -92,7 +92,7 @@ def chat_request(params: ChatCompletionCreateParams) -> ChatRequest:
         model=params.model, messages=messages, system=system, max_tokens=max_tokens,
         stop=stop_strings(params.stop), sampling=sampling_of(params), tools=tools,
         tool_choice=_tool_choice(params.tool_choice, tools, parallel),
-        thinking=_reasoning(params.reasoning_effort, max_tokens),
+        thinking=reasoning_for(params.reasoning_effort, max_tokens),
         response_schema=_response_schema(params.response_format),
         top_logprobs=(params.top_logprobs or 0) if params.logprobs else None)
 
@@ -213,7 +213,9 @@ def _tool_choice(choice: ChatCompletionToolChoiceOptionParam | None, tools: list
     return ToolChoice("named", name, parallel)
 
 
-def _reasoning(effort: str | None, max_tokens: int) -> Thinking | None:
+def reasoning_for(effort: str | None, max_tokens: int) -> Thinking | None:
+    """The thinking an OpenAI ``reasoning_effort`` (or Responses ``reasoning.effort``)
+    asks for: its budget, at most half of ``max_tokens``; none for ``none`` or absent."""
     if effort is None or effort == "none":
         return None
     return Thinking(max(1, min(EFFORT_BUDGETS[effort], max_tokens // 2)))

@@ -31,7 +31,7 @@ from ...core import (
 from ...errors import InvalidRequest, UnsupportedParameter
 from ...node.signatures import Signer
 from ...wire import decode
-from ..decode import DEFAULT_MAX_TOKENS, EFFORT_BUDGETS, invalid
+from ..decode import DEFAULT_MAX_TOKENS, invalid, reasoning_for
 from ..wire.response_create import (
     ENCRYPTED,
     ResponseCreateParams,
@@ -87,10 +87,7 @@ def response_request(params: ResponseCreateParams, signer: Signer
 
 
 def _thinking(params: ResponseCreateParams, max_tokens: int) -> Thinking | None:
-    effort = params.reasoning.effort if params.reasoning else None
-    if effort is None or effort == "none":
-        return None
-    return Thinking(max(1, min(EFFORT_BUDGETS[effort], max_tokens // 2)))
+    return reasoning_for(params.reasoning.effort if params.reasoning else None, max_tokens)
 
 
 def _schema(params: ResponseCreateParams) -> JsonObject | None:
