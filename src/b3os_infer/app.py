@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import httpx
@@ -28,12 +28,16 @@ from .edge.keys import KeyStore
 from .edge.middleware import EdgeMiddleware
 from .edge.node_guard import NodeGuard
 from .edge.nodes import NodePool
+from .edge.scrape import ScrapeAccess, metrics_route
 from .edge.state import EdgeState
 from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
-from .http.formats import BASE
+from .http.formats import BASE, api_for_path
 from .http.requests import request_id
 from .node.registry import ModelRegistry
+from .observe.http import ObserveMiddleware, Observers, RouteLabels
+from .observe.metrics import Metrics
+from .observe.tracing import Tracing
 from .openai_api.routes import routes as openai_routes
 
 
@@ -66,7 +70,26 @@ async def infer_error(request: Request, exc: Exception) -> Response:
     return error_response(request.url.path, exc, request_id(request))
 
 
-def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
+def _provider(path: str) -> str | None:
+    """The GenAI provider name of a path: the API it speaks."""
+    return api_for_path(path) if path == BASE or path.startswith(BASE + "/") else None
+
+
+def _observed(app: ASGIApp, metrics: Metrics, tracing: Tracing | None, role: str) -> ASGIApp:
+    """Requests refused before routing (or forwarded by an edge) are labelled with the
+    API route they match."""
+    observers = Observers(metrics, tracing or Tracing.from_env(), role, _provider,
+                          RouteLabels(anthropic_routes(BASE) + openai_routes(BASE)))
+    return ObserveMiddleware(app, observers)
+
+
+def _watch_models(metrics: Metrics, registry: ModelRegistry) -> None:
+    metrics.serve_models(lambda: [m.card.id for m in registry.all()])
+    metrics.watch_engines(lambda: [(m.card.id, m.engine) for m in registry.all()])
+
+
+def _node_app(registry: ModelRegistry, edge: EdgeState | None,
+              scrape: Route | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await registry.start()
@@ -80,33 +103,49 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
+    if scrape is not None:
+        routes.append(scrape)
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
     return app
 
 
-def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
-    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.keys,
-                                                   edge.ledger))
+def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], ASGIApp]
+                 ) -> ASGIApp:
+    inner = AuthMiddleware(EdgeMiddleware(app, edge), edge.keys, edge.ledger)
+    return RequestContextMiddleware(observed(inner))
 
 
-def create_app(registry: ModelRegistry, keys: KeyStore,
-               edge: EdgeState | None = None) -> ASGIApp:
+def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None, *,
+               tracing: Tracing | None = None) -> ASGIApp:
     edge = edge or EdgeState.for_keys(keys)
-    app = _node_app(registry, edge)
+    _watch_models(edge.metrics, registry)
+    edge.metrics.watch_queues(edge.queues.load)
+    scrape = metrics_route(edge.metrics, ScrapeAccess(keys, edge.metrics.config.token))
+    app = _node_app(registry, edge, scrape)
     app.state.keys = keys
     app.state.edge = edge
-    return _edge_layers(app, edge)
+    return _edge_layers(app, edge, lambda inner: _observed(inner, edge.metrics, tracing,
+                                                             "serve"))
 
 
-def create_node_app(registry: ModelRegistry, secret: str) -> ASGIApp:
-    return NodeGuard(RequestContextMiddleware(_node_app(registry, None)), secret)
+def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None, *,
+                    tracing: Tracing | None = None) -> ASGIApp:
+    metrics = metrics or Metrics()
+    _watch_models(metrics, registry)
+    scrape = metrics_route(metrics, ScrapeAccess(None, metrics.config.token, secret))
+    app = _observed(_node_app(registry, None, scrape), metrics, tracing, "node")
+    return NodeGuard(RequestContextMiddleware(app), secret)
 
 
 def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
-                    advertise_url: str) -> ASGIApp:
+                    advertise_url: str, *, tracing: Tracing | None = None) -> ASGIApp:
     tickets = Tickets()
+    metrics = edge.metrics
+    metrics.serve_models(lambda: {m for node in pool.nodes for m in node.openai_models})
+    metrics.watch_queues(edge.queues.load)
+    metrics.watch_nodes(lambda: {node.url: node.up for node in pool.nodes})
     forwarder = Forwarder(pool, tickets, secret, advertise_url)
 
     @asynccontextmanager
@@ -128,7 +167,8 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
                              "nodes": {n.url: n.status() for n in pool.nodes},
                              "queues": edge.queues.load()}, status_code=200 if ok else 503)
 
-    routes = [Route("/healthz", edge_health, methods=["GET"]), callback_route(tickets, secret)]
+    routes = [Route("/healthz", edge_health, methods=["GET"]), callback_route(tickets, secret),
+              metrics_route(metrics, ScrapeAccess(edge.keys, metrics.config.token))]
     inner = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
                       lifespan=lifespan)
 
@@ -139,4 +179,4 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
         else:
             await inner(scope, receive, send)
 
-    return _edge_layers(dispatch, edge)
+    return _edge_layers(dispatch, edge, lambda inner: _observed(inner, metrics, tracing, "edge"))

@@ -21,6 +21,7 @@ from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
 from .node.registry import ModelRegistry
+from .observe.metrics import Metrics
 from .packs import (
     CATALOGUE,
     Pack,
@@ -124,7 +125,7 @@ def _node(args: argparse.Namespace) -> int:
     host = args.host or config.server.host
     port = args.port or config.server.port
     return _run(config, host, port, secret.encode(),
-                lambda registry: create_node_app(registry, secret))
+                lambda registry: create_node_app(registry, secret, Metrics(config.metrics)))
 
 
 def _edge(args: argparse.Namespace) -> int:

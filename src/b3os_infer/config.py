@@ -16,6 +16,7 @@ from .edge.queue import QueueConfig
 from .edge.state import DEFAULT_MAX_BODY_BYTES
 from .engine.kv_cache import DEFAULT_KV_TYPE
 from .node.models import DEFAULT_MODEL_ID
+from .observe.metrics import MetricsConfig
 from .packs import CATALOGUE, model_id
 
 
@@ -79,6 +80,7 @@ class Config:
     edge: EdgeConfig = field(default_factory=EdgeConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     concurrency: QueueConfig = field(default_factory=QueueConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
 
     def served(self) -> list[ModelConfig]:
         """The models this node serves: the ``[[models]]`` list, or the single ``[model]``."""
@@ -86,7 +88,7 @@ class Config:
 
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
-             "edge": EdgeConfig}
+             "edge": EdgeConfig, "metrics": MetricsConfig}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
 _PER_MODEL = {
     "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,

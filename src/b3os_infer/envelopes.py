@@ -11,10 +11,12 @@ from starlette.responses import Response
 from .anthropic.errors import error_response as anthropic_error
 from .errors import InferError
 from .http.formats import api_for_path
+from .observe.context import note_error
 from .openai_api.errors import error_response as openai_error
 
 
 def error_response(path: str, error: InferError, request_id: str | None) -> Response:
+    note_error(error.code)
     if api_for_path(path) == "anthropic":
         return anthropic_error(error, request_id)
     return openai_error(error)

@@ -216,3 +216,24 @@ def test_a_grammar_that_cannot_be_built_is_refused_at_once_on_an_idle_engine(mod
             await asyncio.wait_for(collect(model.engine, request), timeout=0.4)
 
     asyncio.run(refused())
+
+
+def test_kv_usage_counts_the_tokens_a_running_sequence_holds(model):
+    from b3os_infer.engine.base import kv_usage
+
+    tokens = prompt(model, "Tell me about rivers.")
+
+    async def during():
+        events = model.engine.generate(GenerationRequest(tokens, max_tokens=4))
+        async for event in events:
+            if isinstance(event, TokenEvent):
+                usage = kv_usage(model.engine)
+                await events.aclose()
+                return usage
+        return None
+
+    usage = asyncio.run(during())
+    assert usage is not None
+    assert usage.capacity == model.engine.info.context_window * 4   # parallel=4 slots
+    assert len(tokens) <= usage.used <= usage.capacity
+    assert 0 < usage.fraction <= 1

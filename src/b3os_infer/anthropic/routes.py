@@ -18,6 +18,7 @@ from ..http.requests import json_body, request_id, until_disconnect
 from ..http.sse import SSE_HEADERS
 from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
+from ..observe.context import note_response_id
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request
 from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
@@ -50,6 +51,7 @@ async def create_message(request: Request) -> Response:
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     events = admission.watch(model.stream(chat, prompt))
     message_id = ids.message_id()
+    note_response_id(message_id)
     if not stream:
         result = await until_disconnect(request, fold(events))
         return _json(message_of(message_id, chat.model, result))

@@ -11,7 +11,7 @@ import asyncio
 import math
 
 from ..core import Usage
-from ..errors import PermissionDenied, RateLimited
+from ..errors import Overloaded, PermissionDenied, RateLimited
 from .keys import KeyRecord
 from .limits import ModelLimits, Snapshot
 from .state import EdgeState
@@ -50,6 +50,13 @@ class EdgeAccounting:
         self._reserved_output = 0
 
     async def admit(self, model_id: str, input_tokens: int, max_tokens: int) -> None:
+        try:
+            await self._admit(model_id, input_tokens, max_tokens)
+        except (RateLimited, Overloaded) as refusal:
+            self.edge.metrics.refused(model_id, refusal.code)
+            raise
+
+    async def _admit(self, model_id: str, input_tokens: int, max_tokens: int) -> None:
         self.model = model_id
         if not self.key.allows_model(model_id):
             raise model_not_allowed(model_id)

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from ..config import Config, Home
+from ..observe.metrics import Metrics
 from .db import database_url, open_database
 from .keys import KeyStore
 from .limits import Limiter, MemoryLimiter
@@ -33,7 +34,8 @@ def limiter(config: Config) -> Limiter:
 def edge_state(config: Config, keys: KeyStore) -> EdgeState:
     return EdgeState(keys=keys, ledger=UsageLedger(keys.engine), limits=config.limits,
                      limiter=limiter(config), queues=Queues(config.concurrency),
-                     max_body_bytes=config.edge.max_body_bytes)
+                     max_body_bytes=config.edge.max_body_bytes,
+                     metrics=Metrics(config.metrics))
 
 
 _DURATION = re.compile(r"(\d+)([mhdw])")

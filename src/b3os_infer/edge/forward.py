@@ -21,6 +21,7 @@ from ..errors import InferError, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.allowance import allowed_models
 from ..http.formats import BASE
+from ..observe.tracing import TRACE_HEADERS, outgoing_trace_headers
 from ..pagination import page_by_id
 from .accounting import EdgeAccounting
 from .body import read_body, requested_model
@@ -83,6 +84,8 @@ class Forwarder:
                  ticket: str | None) -> httpx.Request:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
                    if k.decode("latin-1").lower() not in _NOT_FORWARDED]
+        if tracing := outgoing_trace_headers():   # the edge's span, in place of the caller's
+            headers = [(k, v) for k, v in headers if k.lower() not in TRACE_HEADERS] + tracing
         headers.append((SECRET_HEADER, self.secret))
         headers.append((REQUEST_ID_HEADER, scope["state"]["request_id"]))
         if ticket is not None:

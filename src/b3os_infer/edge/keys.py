@@ -23,6 +23,7 @@ from .db import api_keys, open_database
 SCOPES = {
     "infer": "inference routes (messages, chat/completions, responses, count_tokens)",
     "models:read": "model listings",
+    "metrics:read": "the Prometheus scrape, GET /metrics",
     "admin": "every route",
 }
 DEFAULT_SCOPES = ("infer", "models:read")

@@ -16,6 +16,7 @@ from ..envelopes import error_response
 from ..errors import InferError
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.formats import BASE, api_for_path
+from ..observe.context import note_model
 from .accounting import EdgeAccounting, model_not_allowed
 from .body import ClientGone, read_body, replay, requested_model
 from .keys import KeyRecord
@@ -46,6 +47,7 @@ class EdgeMiddleware:
             await request.refuse(error, receive, send)
             return
         request.model = requested_model(scope["path"], body)
+        note_model(request.model)
         if request.model is not None and not key.allows_model(request.model):
             await request.refuse(model_not_allowed(request.model), receive, send)
             return

@@ -1,4 +1,5 @@
-"""The node's front door (pure ASGI): only requests forwarded by an edge get in.
+"""The node's front door (pure ASGI): only requests forwarded by an edge get in
+(and scrapes of ``/metrics``, which checks its own credential).
 
 A forwarded request carries the shared secret, the edge's request id, and the URL where
 the edge admits and settles it; the routes reach that URL through ``RemoteAccounting``.
@@ -25,6 +26,7 @@ from .fleet import (
     error_from_wire,
     secret_matches,
 )
+from .scrape import METRICS_PATH
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ class NodeGuard:
         self.secret = secret
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] == METRICS_PATH:   # it checks itself
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)

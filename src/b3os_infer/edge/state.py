@@ -1,9 +1,10 @@
-"""What the edge holds for its whole life: keys, the ledger, limits and queues."""
+"""What the edge holds for its whole life: keys, the ledger, limits, queues, metrics."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..observe.metrics import Metrics
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
 from .queue import QueueConfig, Queues
@@ -21,6 +22,7 @@ class EdgeState:
     queues: Queues = field(default_factory=lambda: Queues(QueueConfig()))
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     settle_grace_seconds: float = 5.0
+    metrics: Metrics = field(default_factory=Metrics)
 
     @classmethod
     def for_keys(cls, keys: KeyStore, **options: object) -> EdgeState:

@@ -114,6 +114,26 @@ class EngineInfo:
     applies_grammars: bool = False   # honours GenerationRequest.grammar
 
 
+@dataclass(frozen=True)
+class KvUsage:
+    """How much of an engine's KV cache holds tokens: ``used`` of ``capacity`` cells."""
+
+    used: int
+    capacity: int
+
+    @property
+    def fraction(self) -> float:
+        return min(self.used / self.capacity, 1.0) if self.capacity > 0 else 0.0
+
+
+def kv_usage(engine: object) -> KvUsage | None:
+    """The engine's KV usage, if it can tell: an engine may have a ``kv_usage()`` method
+    returning ``KvUsage``; one that has none (an engine over HTTP) reports nothing."""
+    method = getattr(engine, "kv_usage", None)
+    usage = method() if callable(method) else None
+    return usage if isinstance(usage, KvUsage) else None
+
+
 class Engine(Protocol):
     info: EngineInfo
 

@@ -38,6 +38,7 @@ from .base import (
     GenerationDone,
     GenerationRequest,
     Grammar,
+    KvUsage,
     TokenEvent,
     check_fits,
 )
@@ -288,6 +289,12 @@ class LlamaCppEngine:
 
     def load(self) -> dict[str, int]:
         return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize()}
+
+    def kv_usage(self) -> KvUsage:
+        """Tokens the slots hold in KV, of the pool's cells (a window per slot); read
+        from the slots' token lists, which the scheduler thread keeps."""
+        used = sum(len(slot.tokens) for slot in self._slots)
+        return KvUsage(used, self.info.context_window * self.settings.parallel)
 
     # ---- the async side ----------------------------------------------------------
 

@@ -22,6 +22,7 @@ from .base import (
     FinishReason,
     GenerationDone,
     GenerationRequest,
+    KvUsage,
     TokenEvent,
     check_fits,
 )
@@ -57,6 +58,7 @@ class ScriptedEngine:
         self.vocab = ByteVocab()
         self.received: list[Received] = []
         self._running = 0
+        self._held = 0          # tokens the running replies hold (their "KV")
         self._started = False
         self.use(script)
 
@@ -97,6 +99,10 @@ class ScriptedEngine:
     def load(self) -> dict[str, int]:
         return {"active": self._running, "waiting": 0}
 
+    def kv_usage(self) -> KvUsage:
+        """The prompt and generated tokens of the running replies, of one window."""
+        return KvUsage(self._held, self.info.context_window)
+
     # ---- generation --------------------------------------------------------------
 
     def _choose(self, received: Received) -> int:
@@ -122,11 +128,17 @@ class ScriptedEngine:
         if (refusal := reply.refusal()) is not None:
             raise refusal
         self._running += 1
+        held = 0
         try:
             async for event in self._reply(request, reply, self._tokens[index]):
+                step = len(request.prompt) if isinstance(event, Admitted) else \
+                    int(isinstance(event, TokenEvent))
+                held += step
+                self._held += step
                 yield event
         finally:
             self._running -= 1
+            self._held -= held
 
     async def _reply(self, request: GenerationRequest, reply: Reply,
                      tokens: list[int]) -> AsyncGenerator[EngineEvent, None]:

@@ -9,12 +9,14 @@ tests of the node) nothing is accounted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Protocol, TypeVar
 
 from starlette.requests import Request
 
 from ..core import Finished, Usage
+from ..observe.context import note_admission
 
 ACCOUNTING_KEY = "b3os.accounting"
 
@@ -67,6 +69,10 @@ class Admission:
 async def admit(request: Request, model_id: str, input_tokens: int,
                 max_tokens: int) -> Admission:
     accounting: Accounting | None = request.scope.get("state", {}).get(ACCOUNTING_KEY)
-    if accounting is not None:
-        await accounting.admit(model_id, input_tokens, max_tokens)
+    began = time.perf_counter_ns()
+    try:
+        if accounting is not None:
+            await accounting.admit(model_id, input_tokens, max_tokens)
+    finally:
+        note_admission(model_id, began, time.perf_counter_ns())
     return Admission(accounting, model_id)

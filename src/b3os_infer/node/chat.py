@@ -46,6 +46,7 @@ from ..engine.base import (
     TokenEvent,
 )
 from ..errors import InvalidRequest, UnsupportedParameter
+from ..observe.context import observed_reply, watch_generation
 from ..stops import StopMatcher
 from .chat_template import ChatTemplate
 from .grammar import json_grammar, tool_call_grammar
@@ -188,6 +189,7 @@ class ChatModel:
                     for piece, lp in ((self.engine.token_bytes(t), lp) for t, lp in event.top))
         return TokenLogprob(data.decode("utf-8", "replace"), data, event.logprob, top)
 
+    @observed_reply("chat")
     async def stream(self, request: ChatRequest,
                      prompt: Prompt | None = None) -> AsyncGenerator[ChatEvent, None]:
         """The reply as events; pass ``prompt`` when it was already counted."""
@@ -201,7 +203,8 @@ class ChatModel:
             sign=lambda text: self.signer.sign(text, omitted=omitted))
         stops = StopMatcher(request.stop)
         generated = cached = thought = 0
-        async with aclosing(self.engine.generate(generation)) as events:
+        engine_events = self.engine.generate(generation)
+        async with aclosing(watch_generation(self.card.id, generation, engine_events)) as events:
             async for event in events:
                 if isinstance(event, Admitted):
                     cached = event.cached_tokens

@@ -11,10 +11,12 @@ from contextlib import aclosing
 
 from ..core import ChatEvent, Finished, Started, TextDelta, TextRequest, Usage
 from ..engine.base import NOT_A_TOKEN, Admitted, GenerationDone, GenerationRequest
+from ..observe.context import observed_reply, watch_generation
 from ..stops import StopMatcher
 from .chat import ChatModel, prompt_usage
 
 
+@observed_reply("text_completion")
 async def stream_text(model: ChatModel, request: TextRequest
                       ) -> AsyncGenerator[ChatEvent, None]:
     room = model.room(request.prompt, param="prompt")
@@ -28,7 +30,8 @@ async def stream_text(model: ChatModel, request: TextRequest
     def usage() -> Usage:
         return prompt_usage(len(request.prompt), cached, generated)
 
-    async with aclosing(model.engine.generate(generation)) as events:
+    engine_events = model.engine.generate(generation)
+    async with aclosing(watch_generation(model.card.id, generation, engine_events)) as events:
         async for event in events:
             if isinstance(event, Admitted):
                 cached = event.cached_tokens

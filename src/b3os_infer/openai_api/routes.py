@@ -19,6 +19,7 @@ from ..http.sse import SSE_HEADERS
 from ..node.chat import ChatModel
 from ..node.choices import final_usage, fold_choices, merged, seeded
 from ..node.registry import ModelRegistry
+from ..observe.context import note_response_id
 from .completions import completions
 from .decode import decode_chat_request
 from .encode import ChunkEncoder, completion_body, encode_chunks
@@ -42,6 +43,7 @@ async def chat_completions(request: Request) -> Response:
                for i in range(options.n)]
     events = admission.watch(merged(streams), final_usage)
     completion_id, created = ids.completion_id(), int(time.time())
+    note_response_id(completion_id)
     if not options.stream:
         results, usage = await until_disconnect(request, fold_choices(events, options.n))
         body = completion_body(completion_id, created, chat.model, results, usage,

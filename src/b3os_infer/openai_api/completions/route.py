@@ -18,6 +18,7 @@ from ...http.sse import SSE_HEADERS
 from ...node.chat import ChatModel
 from ...node.choices import final_usage, fold_choices, merged, seeded
 from ...node.completion import stream_text
+from ...observe.context import note_response_id
 from ..decode import invalid
 from ..encode import encode_chunks
 from .decode import Prompt, decode_completion_request
@@ -56,6 +57,7 @@ async def completions(request: Request) -> Response:
     events = admission.watch(merged(streams, _per_prompt(legacy.n)), final_usage)
     echoes = [_echo_text(model, p) if legacy.echo else "" for p in legacy.prompts]
     encoder = CompletionEncoder(ids.text_completion_id(), int(time.time()), legacy, echoes)
+    note_response_id(encoder.completion_id)
     if not legacy.stream:
         results, usage = await until_disconnect(request, fold_choices(events, len(streams)))
         return Response(encoder.body(results, usage).to_json(),

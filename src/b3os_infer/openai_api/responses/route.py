@@ -16,6 +16,7 @@ from ...http.endpoint import as_infer_error, endpoint
 from ...http.requests import json_body, until_disconnect
 from ...http.sse import PING_COMMENT, SSE_HEADERS, named_frame, with_pings
 from ...node.chat import ChatModel
+from ...observe.context import note_response_id
 from ..wire.response_create import ResponseCreateParams
 from ..wire.response_objects import InputTokenCount, ResponseStreamEvent
 from ..wire.response_objects import Response as ResponseBody
@@ -97,6 +98,7 @@ async def create_response(request: Request) -> Response:
     events = admission.watch(model.stream(chat, prompt))
     builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
                               encrypted=options.encrypted)
+    note_response_id(builder.response.id)
     if not options.stream:
         body = await until_disconnect(request, _whole(builder, events))
         return Response(body.to_json(), media_type="application/json")

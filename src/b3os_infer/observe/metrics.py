@@ -1,0 +1,207 @@
+"""The Prometheus metrics of one app: a registry of its own (tests build many apps in one
+process), counters and histograms fed by the observers, gauges read at scrape time.
+
+Names follow Prometheus conventions under ``b3os_``; docs/metrics.md maps them to vLLM's.
+Labels are bounded: a model label is a served model's id or ``other``, a route is one of
+the routes the server has (``route_label``), a key id appears only with
+``[metrics] key_labels = true``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+
+from ..engine.base import Engine, kv_usage
+from .context import Generation, Observation
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+# seconds: a cached one-token reply takes milliseconds, a cold 17k-token prompt on a CPU
+# takes minutes
+_LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0,
+            160.0, 320.0, 640.0, 1280.0)
+_PER_TOKEN = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5,
+              0.75, 1.0, 2.5)
+
+
+@dataclass
+class MetricsConfig:
+    """``[metrics]``: who may scrape besides admin keys, and whether keys are labels."""
+
+    token: str | None = None      # a bearer token for scrapers (or B3OS_INFER_METRICS_TOKEN)
+    key_labels: bool = False      # key ids as a label of requests and token counters
+
+
+class _Scraped(Collector):
+    """Gauges read from live state when Prometheus scrapes."""
+
+    def __init__(self, read: Callable[[], Iterable[Metric]]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterable[Metric]:
+        return self._read()
+
+
+def _gauge(name: str, doc: str, labels: list[str],
+           values: Iterable[tuple[list[str], float]]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=labels)
+    for label_values, value in values:
+        family.add_metric(label_values, value)
+    return family
+
+
+class Metrics:
+    def __init__(self, config: MetricsConfig | None = None) -> None:
+        self.config = config or MetricsConfig()
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._models: Callable[[], Collection[str]] = lambda: ()
+        key = ["key"] if self.config.key_labels else []
+        self._counters(key)
+        self._histograms()
+
+    def _counter(self, name: str, doc: str, labels: list[str]) -> Counter:
+        return Counter(name, doc, labels, registry=self.registry)
+
+    def _counters(self, key: list[str]) -> None:
+        model = ["model", *key]
+        self.requests = self._counter(
+            "b3os_requests", "Requests answered, by model, route, HTTP status and finish "
+            "reason", ["model", "route", "status", "finish_reason", *key])
+        self.prompt_tokens = self._counter(
+            "b3os_prompt_tokens", "Prompt tokens of generations (cached ones included)", model)
+        self.cached_tokens = self._counter(
+            "b3os_prompt_tokens_cached", "Prompt tokens read from the prefix cache", model)
+        self.generation_tokens = self._counter(
+            "b3os_generation_tokens", "Tokens generated", model)
+        self.cache_queries = self._counter(
+            "b3os_prefix_cache_queries", "Prompt tokens looked up in the prefix cache",
+            ["model"])
+        self.cache_hits = self._counter(
+            "b3os_prefix_cache_hits", "Prompt tokens found in the prefix cache", ["model"])
+        self.auth_failures = self._counter(
+            "b3os_edge_auth_failures", "Requests refused at authentication (401) or for a "
+            "missing permission (403), by b3os error code", ["code"])
+        self.limit_refusals = self._counter(
+            "b3os_edge_limit_refusals", "Requests refused by the edge's rate limits (429) or "
+            "queues (529), by model and b3os error code", ["model", "code"])
+
+    def _histogram(self, name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
+        return Histogram(name, doc, ["model"], buckets=buckets, registry=self.registry)
+
+    def _histograms(self) -> None:
+        self.ttft = self._histogram(
+            "b3os_time_to_first_token_seconds", "From the request's arrival to the first "
+            "generated token", _LATENCY)
+        self.tpot = self._histogram(
+            "b3os_time_per_output_token_seconds", "Decode time per generated token after the "
+            "first, per generation", _PER_TOKEN)
+        self.e2e = self._histogram(
+            "b3os_e2e_request_latency_seconds", "From the request's arrival to the end of its "
+            "response, for requests that generated", _LATENCY)
+        self.queue = self._histogram(
+            "b3os_request_queue_time_seconds", "Waiting for admission (the edge's queue and "
+            "limits) and for an engine slot", _LATENCY)
+        self.prefill = self._histogram(
+            "b3os_request_prefill_time_seconds", "From the engine slot to the first token",
+            _LATENCY)
+        self.decode = self._histogram(
+            "b3os_request_decode_time_seconds", "From the first token to the last", _LATENCY)
+
+    # ---- what the app tells us -----------------------------------------------------------
+
+    def serve_models(self, models: Callable[[], Collection[str]]) -> None:
+        """The model ids that may appear as labels (others are counted as ``other``)."""
+        self._models = models
+
+    def watch_engines(self, engines: Callable[[], Iterable[tuple[str, Engine]]]) -> None:
+        self.registry.register(_Scraped(lambda: _engine_gauges(list(engines()))))
+
+    def watch_queues(self, load: Callable[[], Mapping[str, Mapping[str, int]]]) -> None:
+        def read() -> Iterable[Metric]:
+            queues = load()
+            for what in ("running", "waiting"):
+                yield _gauge(f"b3os_edge_queue_{what}", f"Requests {what} in the edge's "
+                             "queue of each model", ["model"],
+                             (([m], q[what]) for m, q in queues.items()))
+
+        self.registry.register(_Scraped(read))
+
+    def watch_nodes(self, nodes: Callable[[], Mapping[str, bool]]) -> None:
+        self.registry.register(_Scraped(lambda: [_gauge(
+            "b3os_edge_node_up", "1 while the node answers its health checks", ["node"],
+            (([url], float(up)) for url, up in nodes().items()))]))
+
+    def model_label(self, model: str | None) -> str:
+        if model is None:
+            return ""
+        return model if model in self._models() else "other"
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+    # ---- what the observers record ---------------------------------------------------
+
+    def request_done(self, observation: Observation, route: str, status: int,
+                     ended: int) -> None:
+        """``ended``: when the response's last byte left (``perf_counter_ns``)."""
+        model = self.model_label(observation.model)
+        key = [observation.key_id or ""] if self.config.key_labels else []
+        self.requests.labels(model, route, str(status), observation.finish_reason(),
+                             *key).inc()
+        if not observation.generations:
+            return
+        self.e2e.labels(model).observe((ended - observation.began) / 1e9)
+        if (queued := observation.queue_ns()) is not None:
+            self.queue.labels(model).observe(queued / 1e9)
+
+    def generation_ended(self, observation: Observation, generation: Generation) -> None:
+        model = generation.model
+        labels = [model, observation.key_id or ""] if self.config.key_labels else [model]
+        self.prompt_tokens.labels(*labels).inc(generation.prompt_tokens)
+        self.cached_tokens.labels(*labels).inc(generation.cached_tokens)
+        self.generation_tokens.labels(*labels).inc(generation.generated_tokens)
+        if generation.admitted is not None:
+            self.cache_queries.labels(model).inc(generation.prompt_tokens)
+            self.cache_hits.labels(model).inc(generation.cached_tokens)
+        _phases(self, observation, generation)
+
+    def refused(self, model: str, code: str) -> None:
+        self.limit_refusals.labels(self.model_label(model), code).inc()
+
+    def auth_failed(self, code: str) -> None:
+        self.auth_failures.labels(code).inc()
+
+
+def _phases(metrics: Metrics, observation: Observation, generation: Generation) -> None:
+    model = generation.model
+    first, admitted = generation.first_token, generation.admitted
+    if first is None:
+        return
+    metrics.ttft.labels(model).observe((first - observation.began) / 1e9)
+    if admitted is not None:
+        metrics.prefill.labels(model).observe((first - admitted) / 1e9)
+    if generation.ended is not None and generation.last_token is not None:
+        metrics.decode.labels(model).observe((generation.ended - first) / 1e9)
+        if generation.generated_tokens > 1:
+            per_token = (generation.last_token - first) / (generation.generated_tokens - 1)
+            metrics.tpot.labels(model).observe(per_token / 1e9)
+
+
+def _engine_gauges(engines: list[tuple[str, Engine]]) -> Iterable[Metric]:
+    loads = [(model, engine.load()) for model, engine in engines]
+    yield _gauge("b3os_num_requests_running", "Sequences the engine is generating",
+                 ["model"], (([m], load.get("active", 0)) for m, load in loads))
+    yield _gauge("b3os_num_requests_waiting", "Sequences waiting for an engine slot",
+                 ["model"], (([m], load.get("waiting", 0)) for m, load in loads))
+    yield _gauge("b3os_model_healthy", "1 while the model's engine is healthy", ["model"],
+                 (([m], float(e.healthy())) for m, e in engines))
+    usages = [(model, kv_usage(engine)) for model, engine in engines]
+    yield _gauge("b3os_kv_cache_usage_perc", "Fraction of the engine's KV cache in use "
+                 "(0 to 1)", ["model"],
+                 (([m], u.fraction) for m, u in usages if u is not None))

@@ -1,0 +1,187 @@
+"""OpenTelemetry spans in process, on the SDK's in-memory exporter: the GenAI attributes of
+a request, its queue/prefill/decode spans, the request id on every span, and one trace
+across an edge and its node (real sockets, both servers in this test's event loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from starlette.types import ASGIApp
+
+from b3os_infer.app import create_app, create_edge_app, create_node_app
+from b3os_infer.compose import scripted_model
+from b3os_infer.config import ModelConfig
+from b3os_infer.edge.db import open_database
+from b3os_infer.edge.keys import KeyStore
+from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.state import EdgeState
+from b3os_infer.engine.script import Reply, Script
+from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.node.registry import ModelRegistry
+from b3os_infer.observe.tracing import REQUEST_ID, Tracing
+from support.servers import free_port
+
+pytestmark = pytest.mark.anyio
+MODEL = "b3os/scripted"
+SECRET = "tracing-tests-node-secret-0123456789"
+BODY = {"model": MODEL, "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+def _tracing(exporter: InMemorySpanExporter) -> Tracing:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return Tracing(provider)
+
+
+def _registry(*replies: Reply) -> ModelRegistry:
+    registry = ModelRegistry()
+    registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"),
+                                ScriptedEngine(Script(replies)), SECRET.encode()))
+    return registry
+
+
+def _keys(tmp_path: Path) -> KeyStore:
+    return KeyStore(open_database(f"sqlite:///{tmp_path / 'edge.sqlite3'}"))
+
+
+def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
+    named: dict[str, list[ReadableSpan]] = {}
+    for span in spans:
+        named.setdefault(span.name, []).append(span)
+    return named
+
+
+async def test_a_request_has_the_genai_attributes_and_its_phase_spans(tmp_path, exporter):
+    keys = _keys(tmp_path)
+    _, key = keys.create("app")
+    registry = _registry(Reply(text="Hello there friend", cached_tokens=3))
+    await registry.start()
+    app = create_app(registry, keys, EdgeState.for_keys(keys), tracing=_tracing(exporter))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://test") as http:
+        response = await http.post("/v1/infer/v1/messages", json=BODY,
+                                   headers={"x-api-key": key})
+    await registry.close()
+    reply = response.json()
+    spans = _by_name(exporter.get_finished_spans())
+    assert sorted(spans) == ["POST /v1/infer/v1/messages", f"chat {MODEL}", "decode",
+                             "prefill", "queue"]
+    server, = spans["POST /v1/infer/v1/messages"]
+    chat, = spans[f"chat {MODEL}"]
+    usage = reply["usage"]
+    assert dict(chat.attributes or {}) == {
+        REQUEST_ID: response.headers["request-id"],
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": MODEL,
+        "gen_ai.request.max_tokens": 50,
+        "gen_ai.response.id": reply["id"],
+        "gen_ai.response.finish_reasons": ("end",),
+        "gen_ai.usage.input_tokens": usage["input_tokens"] + usage["cache_read_input_tokens"],
+        "gen_ai.usage.output_tokens": usage["output_tokens"],
+        "gen_ai.usage.cache_read.input_tokens": 3,
+        "gen_ai.usage.reasoning.output_tokens": 0,
+    }
+    assert server.attributes["http.response.status_code"] == 200
+    assert server.attributes["http.route"] == "/v1/infer/v1/messages"
+    every = exporter.get_finished_spans()
+    assert {s.attributes[REQUEST_ID] for s in every} == {response.headers["request-id"]}
+    assert {s.context.trace_id for s in every} == {server.context.trace_id}
+    assert chat.parent.span_id == server.context.span_id
+    for phase in ("queue", "prefill", "decode"):
+        assert spans[phase][0].parent.span_id == chat.context.span_id
+    queue, prefill, decode = (spans[p][0] for p in ("queue", "prefill", "decode"))
+    assert queue.end_time <= prefill.start_time + 1 and prefill.end_time <= decode.start_time + 1
+
+
+async def test_the_openai_routes_name_their_provider_operation_and_response(tmp_path, exporter):
+    keys = _keys(tmp_path)
+    _, key = keys.create("app")
+    registry = _registry(Reply(text="one two", repeat=True))
+    await registry.start()
+    app = create_app(registry, keys, EdgeState.for_keys(keys), tracing=_tracing(exporter))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://test/v1/infer",
+                                 headers={"authorization": f"Bearer {key}"}) as http:
+        chat = await http.post("/chat/completions", json={**BODY, "max_tokens": 1})
+        text = await http.post("/completions", json={"model": MODEL, "prompt": "a b",
+                                                     "max_tokens": 4})
+    await registry.close()
+    genai = [dict(s.attributes or {}) for s in exporter.get_finished_spans()
+             if "gen_ai.operation.name" in (s.attributes or {})]
+    assert [(a["gen_ai.operation.name"], a["gen_ai.provider.name"], a["gen_ai.response.id"],
+             a["gen_ai.response.finish_reasons"]) for a in genai] == [
+        ("chat", "openai", chat.json()["id"], ("length",)),
+        ("text_completion", "openai", text.json()["id"], ("end",))]
+
+
+async def test_tracing_is_off_without_an_otlp_endpoint(monkeypatch):
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    assert not Tracing.from_env().on
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+    tracing = Tracing.from_env()
+    assert tracing.on
+    tracing.provider.shutdown()
+
+
+@contextlib.asynccontextmanager
+async def _serving(app: ASGIApp, port: int) -> AsyncIterator[None]:
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", access_log=False))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_the_edges_trace_continues_on_its_node(tmp_path, exporter):
+    keys = _keys(tmp_path)
+    _, key = keys.create("app")
+    node_port, edge_port = free_port(), free_port()
+    node = create_node_app(_registry(Reply(text="Hello there")), SECRET,
+                           tracing=_tracing(exporter))
+    edge_url = f"http://127.0.0.1:{edge_port}"
+    edge = create_edge_app(EdgeState.for_keys(keys),
+                           NodePool([f"http://127.0.0.1:{node_port}"], SECRET), SECRET,
+                           edge_url, tracing=_tracing(exporter))
+    async with _serving(node, node_port), _serving(edge, edge_port):
+        async with httpx.AsyncClient(base_url=edge_url) as http:
+            response = await http.post("/v1/infer/v1/messages", json=BODY,
+                                       headers={"x-api-key": key})
+    assert response.status_code == 200, response.text
+    rid = response.headers["request-id"]
+    spans = [s for s in exporter.get_finished_spans()
+             if (s.attributes or {}).get(REQUEST_ID) == rid]
+    roles = {s.attributes.get("b3os.role"): s for s in spans if "b3os.role" in s.attributes}
+    assert set(roles) == {"edge", "node"}
+    assert roles["node"].parent.span_id == roles["edge"].context.span_id
+    assert {s.context.trace_id for s in spans} == {roles["edge"].context.trace_id}
+    names = sorted(s.name for s in spans)
+    assert names == sorted(["POST /v1/infer/v1/messages", "POST /v1/infer/v1/messages",
+                            f"chat {MODEL}", "queue", "prefill", "decode"])
