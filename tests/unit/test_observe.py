@@ -159,3 +159,17 @@ def test_the_metrics_table_of_the_config_file(tmp_path: Path):
     path.write_text('[metrics]\nport = 9100\n')
     with pytest.raises(ConfigError, match="unknown key 'port'"):
         load_config(path)
+
+
+def test_watching_state_again_replaces_the_reader_instead_of_adding_one():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from b3os_infer.observe.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.watch_queues(lambda: {"a": {"running": 1, "waiting": 0}})
+    metrics.watch_queues(lambda: {"a": {"running": 2, "waiting": 5}})   # an app built again
+    families = {f.name: f for f in text_string_to_metric_families(
+        metrics.exposition().decode())}
+    assert [s.value for s in families["b3os_edge_queue_running"].samples] == [2]
+    assert [s.value for s in families["b3os_edge_queue_waiting"].samples] == [5]

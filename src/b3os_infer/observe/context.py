@@ -11,6 +11,7 @@ note is a no-op.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextvars import ContextVar, Token
@@ -18,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, Protocol
 
 from ..core import ChatEvent, Finished, Usage
-from ..engine.base import NOT_A_TOKEN, Admitted, EngineEvent, GenerationDone, GenerationRequest
+from ..engine.base import NOT_A_TOKEN, Admitted, EngineEvent, GenerationRequest, TokenEvent
 
 P = ParamSpec("P")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -42,18 +44,18 @@ class Generation:
     finish: str | None = None    # the engine's: "eog" or "length"; None if cut off
 
     def see(self, event: EngineEvent, now: int) -> None:
-        if isinstance(event, Admitted):
-            self.admitted = now
-            self.prompt_tokens, self.cached_tokens = event.prompt_tokens, event.cached_tokens
-        elif isinstance(event, GenerationDone):
-            self.finish = event.reason
-            self.prompt_tokens, self.cached_tokens = event.prompt_tokens, event.cached_tokens
-            self.generated_tokens = event.generated_tokens
-        else:
+        if isinstance(event, TokenEvent):   # the common case first
             if self.first_token is None:
                 self.first_token = now
             self.last_token = now
-            self.generated_tokens += 0 if event.token == NOT_A_TOKEN else 1
+            self.generated_tokens += event.token != NOT_A_TOKEN
+        elif isinstance(event, Admitted):
+            self.admitted = now
+            self.prompt_tokens, self.cached_tokens = event.prompt_tokens, event.cached_tokens
+        else:
+            self.finish = event.reason
+            self.prompt_tokens, self.cached_tokens = event.prompt_tokens, event.cached_tokens
+            self.generated_tokens = event.generated_tokens
 
 
 class GenerationSink(Protocol):
@@ -177,7 +179,10 @@ async def _watched(observation: Observation, generation: Generation,
         await events.aclose()
         generation.ended = time.perf_counter_ns()
         if observation.sink is not None:
-            observation.sink.generation_ended(observation, generation)
+            try:
+                observation.sink.generation_ended(observation, generation)
+            except Exception:  # noqa: BLE001 - an observer never fails a generation
+                log.exception("could not record a generation of %s", observation.request_id)
 
 
 def observed_reply(operation: str) -> Callable[[Callable[P, AsyncGenerator[ChatEvent, None]]],

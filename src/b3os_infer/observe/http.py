@@ -10,6 +10,7 @@ reply has all three, a stream's headers leave before its first token (at most ``
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from .metrics import Metrics
 from .tracing import REQUEST_ID, Tracing
 
 _CONVERTER = re.compile(r":\w+}")
+log = logging.getLogger(__name__)
 
 
 class RouteLabels:
@@ -96,7 +98,10 @@ class ObserveMiddleware:
                     status = status or 500
                     raise
                 finally:
-                    self._done(scope, observation, status or 499, span)
+                    try:
+                        self._done(scope, observation, status or 499, span)
+                    except Exception:  # noqa: BLE001 - an observer never fails a request
+                        log.exception("could not record request %s", observation.request_id)
         finally:
             end(token)
 

@@ -39,13 +39,15 @@ class MetricsConfig:
 
 
 class _Scraped(Collector):
-    """Gauges read from live state when Prometheus scrapes."""
+    """Gauges read from live state when Prometheus scrapes: one reader per kind of state
+    (engines, queues, nodes), set again rather than added when an app is built twice."""
 
-    def __init__(self, read: Callable[[], Iterable[Metric]]) -> None:
-        self._read = read
+    def __init__(self) -> None:
+        self.readers: dict[str, Callable[[], Iterable[Metric]]] = {}
 
     def collect(self) -> Iterable[Metric]:
-        return self._read()
+        for read in list(self.readers.values()):
+            yield from read()
 
 
 def _gauge(name: str, doc: str, labels: list[str],
@@ -61,6 +63,8 @@ class Metrics:
         self.config = config or MetricsConfig()
         self.registry = CollectorRegistry(auto_describe=True)
         self._models: Callable[[], Collection[str]] = lambda: ()
+        self._scraped = _Scraped()
+        self.registry.register(self._scraped)
         key = ["key"] if self.config.key_labels else []
         self._counters(key)
         self._histograms()
@@ -120,7 +124,7 @@ class Metrics:
         self._models = models
 
     def watch_engines(self, engines: Callable[[], Iterable[tuple[str, Engine]]]) -> None:
-        self.registry.register(_Scraped(lambda: _engine_gauges(list(engines()))))
+        self._scraped.readers["engines"] = lambda: _engine_gauges(list(engines()))
 
     def watch_queues(self, load: Callable[[], Mapping[str, Mapping[str, int]]]) -> None:
         def read() -> Iterable[Metric]:
@@ -130,12 +134,12 @@ class Metrics:
                              "queue of each model", ["model"],
                              (([m], q[what]) for m, q in queues.items()))
 
-        self.registry.register(_Scraped(read))
+        self._scraped.readers["queues"] = read
 
     def watch_nodes(self, nodes: Callable[[], Mapping[str, bool]]) -> None:
-        self.registry.register(_Scraped(lambda: [_gauge(
+        self._scraped.readers["nodes"] = lambda: [_gauge(
             "b3os_edge_node_up", "1 while the node answers its health checks", ["node"],
-            (([url], float(up)) for url, up in nodes().items()))]))
+            (([url], float(up)) for url, up in nodes().items()))]
 
     def model_label(self, model: str | None) -> str:
         if model is None:
