@@ -39,8 +39,7 @@ from .openai_api.routes import routes as openai_routes
 
 async def healthz(request: Request) -> Response:
     registry: ModelRegistry = request.app.state.registry
-    models = {m.card.id: {"healthy": m.engine.healthy(), **m.engine.load()}
-              for m in registry.all()}
+    models = registry.health()
     ok = all(state["healthy"] for state in models.values())
     body: dict[str, object] = {"status": "ok" if ok else "unhealthy", "models": models}
     if (edge := getattr(request.app.state, "edge", None)) is not None:

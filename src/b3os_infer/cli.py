@@ -13,7 +13,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
-from .compose import load_model
+from .compose import register
 from .config import Config, ConfigError, Home, ModelConfig, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
@@ -96,7 +96,7 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
     registry = ModelRegistry()
     try:
         for model in config.served():
-            registry.add(load_model(model, config.engine, secret))
+            register(registry, model, config.engine, secret)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
