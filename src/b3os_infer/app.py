@@ -33,6 +33,7 @@ from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
 from .http.formats import BASE
 from .http.requests import request_id
+from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
 from .openai_api.routes import routes as openai_routes
 
@@ -82,6 +83,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
+    app.state.prompt_prints = PromptPrints()
     return app
 
 
