@@ -34,6 +34,7 @@ from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
 from .http.formats import BASE, api_for_path
 from .http.requests import request_id
+from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
 from .observe.metrics import Metrics
@@ -43,8 +44,7 @@ from .openai_api.routes import routes as openai_routes
 
 async def healthz(request: Request) -> Response:
     registry: ModelRegistry = request.app.state.registry
-    models = {m.card.id: {"healthy": m.engine.healthy(), **m.engine.load()}
-              for m in registry.all()}
+    models = registry.health()
     ok = all(state["healthy"] for state in models.values())
     body: dict[str, object] = {"status": "ok" if ok else "unhealthy", "models": models}
     if (edge := getattr(request.app.state, "edge", None)) is not None:
@@ -108,6 +108,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
+    app.state.prompt_prints = PromptPrints()
     return app
 
 
