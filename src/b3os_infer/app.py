@@ -37,7 +37,7 @@ from .http.requests import request_id
 from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
-from .observe.metrics import Metrics
+from .observe.metrics import Metrics, Watched
 from .observe.tracing import Tracing
 from .openai_api.routes import routes as openai_routes
 
@@ -84,8 +84,12 @@ def _observed(app: ASGIApp, metrics: Metrics, tracing: Tracing | None, role: str
 
 
 def _watch_models(metrics: Metrics, registry: ModelRegistry) -> None:
-    metrics.serve_models(lambda: [m.card.id for m in registry.all()])
-    metrics.watch_engines(lambda: [(m.card.id, m.engine) for m in registry.all()])
+    def engines() -> list[tuple[str, Watched]]:
+        return [*((m.card.id, m.engine) for m in registry.all()),
+                *((m.card.id, m.engine) for m in registry.embeddings())]
+
+    metrics.serve_models(lambda: [model for model, _ in engines()])
+    metrics.watch_engines(engines)
 
 
 def _node_app(registry: ModelRegistry, edge: EdgeState | None,

@@ -70,7 +70,8 @@ def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
     return named
 
 
-async def test_a_request_has_the_genai_attributes_and_its_phase_spans(tmp_path, exporter):
+async def test_a_request_has_the_genai_attributes_and_its_phase_spans_and_health_checks_none(
+        tmp_path, exporter):
     keys = _keys(tmp_path)
     _, key = keys.create("app")
     registry = _registry(Reply(text="Hello there friend", cached_tokens=3))
@@ -80,6 +81,7 @@ async def test_a_request_has_the_genai_attributes_and_its_phase_spans(tmp_path, 
                                  base_url="http://test") as http:
         response = await http.post("/v1/infer/v1/messages", json=BODY,
                                    headers={"x-api-key": key})
+        assert (await http.get("/healthz")).status_code == 200
     await registry.close()
     reply = response.json()
     spans = _by_name(exporter.get_finished_spans())

@@ -51,7 +51,8 @@ class Observers:
     metrics: Metrics
     tracing: Tracing
     role: str                                  # "serve", "edge" or "node"
-    provider_of: Callable[[str], str | None]   # the API a path speaks ("anthropic", ...)
+    # the API a path speaks ("anthropic", "openai"); None outside the API: not traced
+    provider_of: Callable[[str], str | None]
     routes: RouteLabels
 
 
@@ -89,9 +90,10 @@ class ObserveMiddleware:
         attributes: dict[str, AttributeValue] = {
             REQUEST_ID: observation.request_id, "b3os.role": self.observers.role,
             "http.request.method": scope.get("method", ""), "url.path": scope["path"]}
+        api = self.observers.provider_of(scope["path"])   # None: not an API request
         try:
-            with self.observers.tracing.server_span(name, scope["headers"],
-                                                    attributes) as span:
+            with self.observers.tracing.server_span(name, scope["headers"], attributes,
+                                                    traced=api is not None) as span:
                 try:
                     await self.app(scope, receive, sending)
                 except Exception:
@@ -99,14 +101,14 @@ class ObserveMiddleware:
                     raise
                 finally:
                     try:
-                        self._done(scope, observation, status or 499, span)
+                        self._done(scope, observation, status or 499, span, api)
                     except Exception:  # noqa: BLE001 - an observer never fails a request
                         log.exception("could not record request %s", observation.request_id)
         finally:
             end(token)
 
     def _done(self, scope: Scope, observation: Observation, status: int,
-              span: Span | None) -> None:
+              span: Span | None, api: str | None) -> None:
         observers = self.observers
         route = observers.routes(scope)
         observers.metrics.request_done(observation, route, status, time.perf_counter_ns())
@@ -119,9 +121,8 @@ class ObserveMiddleware:
         span.set_attribute("http.response.status_code", status)
         if status >= 500:
             span.set_attribute("error.type", observation.error_code or str(status))
-        provider = observers.provider_of(scope["path"])
         observers.tracing.generation_spans(span, observation,
-                                           genai_attributes(observation, provider))
+                                           genai_attributes(observation, api))
 
 
 def genai_attributes(observation: Observation, provider: str | None

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
-from ..engine.base import Engine, kv_usage
+from ..engine.base import kv_usage
 from .context import Generation, Observation
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -28,6 +29,14 @@ _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
             160.0, 320.0, 640.0, 1280.0)
 _PER_TOKEN = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5,
               0.75, 1.0, 2.5)
+
+
+class Watched(Protocol):
+    """What the gauges read of an engine (chat or embedding); ``kv_usage`` is optional."""
+
+    def healthy(self) -> bool: ...
+
+    def load(self) -> dict[str, int]: ...
 
 
 @dataclass
@@ -123,7 +132,7 @@ class Metrics:
         """The model ids that may appear as labels (others are counted as ``other``)."""
         self._models = models
 
-    def watch_engines(self, engines: Callable[[], Iterable[tuple[str, Engine]]]) -> None:
+    def watch_engines(self, engines: Callable[[], Iterable[tuple[str, Watched]]]) -> None:
         self._scraped.readers["engines"] = lambda: _engine_gauges(list(engines()))
 
     def watch_queues(self, load: Callable[[], Mapping[str, Mapping[str, int]]]) -> None:
@@ -197,7 +206,7 @@ def _phases(metrics: Metrics, observation: Observation, generation: Generation) 
             metrics.tpot.labels(model).observe(per_token / 1e9)
 
 
-def _engine_gauges(engines: list[tuple[str, Engine]]) -> Iterable[Metric]:
+def _engine_gauges(engines: list[tuple[str, Watched]]) -> Iterable[Metric]:
     loads = [(model, engine.load()) for model, engine in engines]
     yield _gauge("b3os_num_requests_running", "Sequences the engine is generating",
                  ["model"], (([m], load.get("active", 0)) for m, load in loads))

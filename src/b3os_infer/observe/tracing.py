@@ -59,10 +59,12 @@ class Tracing:
 
     @contextmanager
     def server_span(self, name: str, headers: Sequence[tuple[bytes, bytes]],
-                    attributes: dict[str, AttributeValue]) -> Iterator[Span | None]:
+                    attributes: dict[str, AttributeValue], *, traced: bool = True
+                    ) -> Iterator[Span | None]:
         """The request's span, continuing a trace its ``traceparent`` names; current
-        while the request runs, so that a forward carries it on."""
-        if self.tracer is None:
+        while the request runs, so that a forward carries it on. None when tracing is
+        off or the request is not ``traced``."""
+        if self.tracer is None or not traced:
             yield None
             return
         carrier = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers
