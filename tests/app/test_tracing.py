@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -162,11 +163,12 @@ async def _serving(app: ASGIApp, port: int) -> AsyncIterator[None]:
         await task
 
 
-async def test_the_edges_trace_continues_on_its_node(tmp_path, exporter):
+async def test_the_edges_trace_continues_on_its_node_and_server_timing_has_the_nodes_times(
+        tmp_path, exporter):
     keys = _keys(tmp_path)
     _, key = keys.create("app")
     node_port, edge_port = free_port(), free_port()
-    node = create_node_app(_registry(Reply(text="Hello there")), SECRET,
+    node = create_node_app(_registry(Reply(text="Hello there", repeat=True)), SECRET,
                            tracing=_tracing(exporter))
     edge_url = f"http://127.0.0.1:{edge_port}"
     edge = create_edge_app(EdgeState.for_keys(keys),
@@ -176,7 +178,16 @@ async def test_the_edges_trace_continues_on_its_node(tmp_path, exporter):
         async with httpx.AsyncClient(base_url=edge_url) as http:
             response = await http.post("/v1/infer/v1/messages", json=BODY,
                                        headers={"x-api-key": key})
-    assert response.status_code == 200, response.text
+            streamed = await http.post("/v1/infer/v1/messages", json={**BODY, "stream": True},
+                                       headers={"x-api-key": key})
+    assert (response.status_code, streamed.status_code) == (200, 200), response.text
+    # the node's phases and its total (renamed node), then the edge's total
+    number = r"\d+(\.\d+)?"
+    assert re.fullmatch(f"queue;dur={number}, prefill;dur={number}, decode;dur={number}, "
+                        f"node;dur={number}, total;dur={number}",
+                        response.headers["server-timing"])
+    assert re.fullmatch(f"queue;dur={number}, node;dur={number}, total;dur={number}",
+                        streamed.headers["server-timing"])
     rid = response.headers["request-id"]
     spans = [s for s in exporter.get_finished_spans()
              if (s.attributes or {}).get(REQUEST_ID) == rid]
