@@ -87,7 +87,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
 
 
 def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
-    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.keys,
+    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.gate,
                                                    edge.ledger))
 
 

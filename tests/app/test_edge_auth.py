@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 from b3os_infer.edge.auth import AuthMiddleware
 from b3os_infer.edge.context import RequestContextMiddleware
 from b3os_infer.edge.db import open_database
+from b3os_infer.edge.key_gate import KeyGate
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.usage import UsageLedger
 
@@ -22,14 +23,16 @@ async def _ok(scope, receive, send):
 @pytest.fixture
 def stores(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'edge.sqlite3'}")
-    yield KeyStore(engine), UsageLedger(engine)
+    ledger = UsageLedger(engine)
+    yield KeyStore(engine), ledger
+    ledger.close()
     engine.dispose()
 
 
 def test_refused_requests_are_written_to_the_ledger(stores):
     keys, ledger = stores
     record, key = keys.create("reader", ("models:read",))
-    app = RequestContextMiddleware(AuthMiddleware(_ok, keys, ledger))
+    app = RequestContextMiddleware(AuthMiddleware(_ok, KeyGate(keys, ledger.threads), ledger))
 
     async def calls():
         transport = httpx.ASGITransport(app=app)

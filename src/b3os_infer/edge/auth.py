@@ -12,7 +12,8 @@ from ..envelopes import error_response
 from ..errors import AuthenticationFailed, InferError, PermissionDenied
 from ..http.allowance import grant
 from ..http.formats import BASE
-from .keys import KeyRecord, KeyStore
+from .key_gate import KeyGate
+from .keys import KeyRecord
 from .usage import UsageLedger, UsageRow
 
 log = logging.getLogger(__name__)
@@ -38,9 +39,9 @@ def required_scope(path: str) -> str:
 class AuthMiddleware:
     """Refusals are answered in the route's shape and, with a ledger, written to it."""
 
-    def __init__(self, app: ASGIApp, keys: KeyStore, ledger: UsageLedger | None = None) -> None:
+    def __init__(self, app: ASGIApp, gate: KeyGate, ledger: UsageLedger | None = None) -> None:
         self.app = app
-        self.keys = keys
+        self.gate = gate
         self.ledger = ledger
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -49,7 +50,7 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         began = time.perf_counter()
-        record, error = self._authenticate(Headers(scope=scope), path)
+        record, error = await self._authenticate(Headers(scope=scope), path)
         if error is not None:
             rid = scope.get("state", {}).get("request_id")
             await error_response(path, error, rid)(scope, receive, send)
@@ -60,14 +61,17 @@ class AuthMiddleware:
         grant(scope, record)
         await self.app(scope, receive, send)
 
-    def _authenticate(self, headers: Headers, path: str
-                      ) -> tuple[KeyRecord | None, InferError | None]:
+    async def _authenticate(self, headers: Headers, path: str
+                            ) -> tuple[KeyRecord | None, InferError | None]:
         key = presented_key(headers)
         if key is None:
             return None, AuthenticationFailed("missing API key: send it as `Authorization: "
                                               "Bearer <key>` or as `x-api-key: <key>`",
                                               code="missing_api_key")
-        record = self.keys.verify(key)
+        try:
+            record = await self.gate.verify(key)
+        except InferError as error:   # the key database did not answer
+            return None, error
         if record is None:
             return None, AuthenticationFailed("invalid API key: it is unknown or has been "
                                               "revoked")
