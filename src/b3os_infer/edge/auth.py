@@ -53,8 +53,9 @@ class AuthMiddleware:
         record, error = await self._authenticate(Headers(scope=scope), path)
         if error is not None:
             rid = scope.get("state", {}).get("request_id")
-            await error_response(path, error, rid)(scope, receive, send)
-            await self._record_refusal(scope, record, error, began)
+            response = error_response(path, error, rid)
+            await response(scope, receive, send)
+            await self._record_refusal(scope, record, response.status_code, began)
             return
         assert record is not None   # no error: a key was verified
         scope.setdefault("state", {})["api_key"] = record
@@ -84,15 +85,16 @@ class AuthMiddleware:
                                             code="missing_scope")
         return record, None
 
-    async def _record_refusal(self, scope: Scope, record: KeyRecord | None,
-                              error: InferError, began: float) -> None:
+    async def _record_refusal(self, scope: Scope, record: KeyRecord | None, status: int,
+                              began: float) -> None:
+        """The row of a refused request, with the status sent (529 is 503 on OpenAI's)."""
         if self.ledger is None:
             return
         path = scope["path"]
         row = UsageRow(request_id=scope.get("state", {}).get("request_id") or "",
                        key_id=record.id if record else None, model="",
                        route=f"{scope.get('method', '')} {path[len(BASE):] or '/'}",
-                       status=error.status, input_tokens=0, output_tokens=0, cached_tokens=0,
+                       status=status, input_tokens=0, output_tokens=0, cached_tokens=0,
                        latency_ms=round((time.perf_counter() - began) * 1000, 3))
         try:
             await self.ledger.commit(row)
