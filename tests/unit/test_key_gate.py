@@ -154,10 +154,9 @@ def test_a_revocation_in_this_process_is_effective_on_the_next_request(database)
 def test_concurrent_requests_share_one_read_of_the_revision():
     now = [100.0]
     reads, changes = [], []
-    release = asyncio.Event
 
     async def scenario():
-        gate_open = release()
+        gate_open = asyncio.Event()
 
         async def read():
             reads.append(now[0])
