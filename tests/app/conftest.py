@@ -1,8 +1,9 @@
 """The real app in process, on the scripted engine, driven through the official SDKs.
 
 ``scripted_app(script)`` builds the app that ``b3os-infer serve`` builds (edge middleware,
-both wire formats, the node), with one model on a ``ScriptedEngine``, keys in a SQLite
-database of its own, and a key made for the test; it returns the SDK clients on it.
+both wire formats, the node), with one model on a ``ScriptedEngine`` (and, if asked, real
+embedding models), keys in a SQLite database of its own, and a key made for the test; it
+returns the SDK clients on it.
 
 The SDKs (anthropic 2.x, openai 3.x) are built on ``httpx2``, so they talk to the app
 through ``httpx2.ASGITransport``; ``http`` is a plain ``httpx`` client for raw requests.
@@ -27,11 +28,10 @@ import pytest
 from starlette.types import ASGIApp
 
 from b3os_infer.app import create_app
-from b3os_infer.compose import scripted_model
+from b3os_infer.compose import load_embedding_model, scripted_model
 from b3os_infer.config import ModelConfig
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
-from b3os_infer.edge.limits import LimitsConfig
 from b3os_infer.edge.state import EdgeState
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
@@ -50,6 +50,8 @@ class ScriptedApp:
     anthropic: anthropic.AsyncAnthropic
     openai: openai.AsyncOpenAI
     http: httpx.AsyncClient           # raw HTTP on the same app, base_url BASE_URL, no key
+    registry: ModelRegistry
+    edge: EdgeState
     model: str = SCRIPTED_MODEL
 
 
@@ -69,29 +71,30 @@ def _script(script: Script | Sequence[Reply] | Reply) -> Script:
 
 @pytest.fixture
 async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
-    """``await scripted_app(script)``: a Script, a list of Reply, or one Reply;
-    ``limits=LimitsConfig(...)`` instead of the default per-minute limits."""
+    """``await scripted_app(script)``: a Script, a list of Reply, or one Reply."""
     async with AsyncExitStack() as stack:
 
         async def build(script: Script | Sequence[Reply] | Reply, *,
                         model: str = SCRIPTED_MODEL,
-                        limits: LimitsConfig | None = None) -> ScriptedApp:
+                        embeddings: Sequence[ModelConfig] = ()) -> ScriptedApp:
             database = open_database(f"sqlite:///{tmp_path / f'edge-{id(script)}.sqlite3'}")
             stack.callback(database.dispose)
             keys = KeyStore(database)
-            edge = EdgeState.for_keys(keys, **({"limits": limits} if limits else {}))
+            edge = EdgeState.for_keys(keys)
             stack.callback(edge.ledger.close)
             stack.push_async_callback(edge.limiter.close)
             engine = ScriptedEngine(_script(script))
             registry = ModelRegistry()
             registry.add(scripted_model(ModelConfig(id=model, engine="scripted"), engine,
                                         SECRET))
+            for embedding in embeddings:  # real embedding models (numpy, small) beside it
+                registry.add_embedding(load_embedding_model(embedding))
             await registry.start()
             stack.push_async_callback(registry.close)
             _, key = keys.create("app-tests", DEFAULT_SCOPES)
             app = create_app(registry, keys, edge)
             return ScriptedApp(
-                app=app, engine=engine, key=key, model=model,
+                app=app, engine=engine, key=key, model=model, registry=registry, edge=edge,
                 anthropic=anthropic.AsyncAnthropic(
                     api_key=key, base_url=BASE_URL, max_retries=0,
                     http_client=await _sdk_client(stack, app)),

@@ -129,7 +129,8 @@ async def _sdk_error(app: Any, case: Case) -> Exception | None:
 
 async def test_fuzzed_bodies_on_every_route_get_no_5xx_and_errors_in_the_routes_shape(
         scripted_app, cases):
-    app = await scripted_app(Reply("Hello.", repeat=True), limits=UNLIMITED)
+    app = await scripted_app(Reply("Hello.", repeat=True))
+    app.edge.limits = UNLIMITED
     assert len(cases) >= 10_000
     answers = await _send_all(app.http, app.key, cases)
     problems = [(c.route, c.mutation, r.status_code, problem, r.text[:200])
