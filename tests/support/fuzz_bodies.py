@@ -21,10 +21,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from b3os_infer.config import default_embedding
+
 MODEL = "b3os/scripted"
+EMBEDDING_MODEL = default_embedding().id
 
 ANTHROPIC = ("/v1/messages", "/v1/messages/count_tokens")
-OPENAI = ("/chat/completions", "/completions", "/responses", "/responses/input_tokens")
+OPENAI = ("/chat/completions", "/completions", "/responses", "/responses/input_tokens",
+          "/embeddings")
 ROUTES = ANTHROPIC + OPENAI
 
 _TOOL_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}},
@@ -97,6 +101,12 @@ SEEDS: dict[str, list[dict[str, Any]]] = {
          "instructions": "Be brief.", "max_output_tokens": 32, "store": False},
         {"model": MODEL, "input": "Think", "stream": True,
          "reasoning": {"effort": "low"}, "text": {"format": {"type": "text"}}},
+    ],
+    "/embeddings": [
+        {"model": EMBEDDING_MODEL, "input": "A man is eating food."},
+        {"model": EMBEDDING_MODEL, "input": ["A man is eating.", [101, 2023, 102]],
+         "encoding_format": "base64", "dimensions": 384, "input_type": "query",
+         "user": "u1"},
     ],
     "/responses/input_tokens": [
         {"model": MODEL, "input": "Say hello"},
@@ -340,12 +350,18 @@ def all_seeds() -> list[tuple[str, dict[str, Any]]]:
     return [(route, seed) for route in ROUTES for seed in SEEDS[route]]
 
 
+# A valid embeddings body runs a real model (tens of ms): one mutation in 4 goes there.
+EMBEDDING_SHARE = 4
+
+
 def bodies(drawn: list[Mutation]) -> list[Case]:
     """Every seed of every route as it is, the sweep, then each mutation applied to each
-    seed; one case per distinct (route, bytes)."""
+    seed (to the embeddings seeds, one in ``EMBEDDING_SHARE``); one case per distinct
+    (route, bytes)."""
     made = [Case(route, _dumps(seed), seed, "the seed") for route, seed in all_seeds()]
     made += sweep()
-    made += [m.apply(route, seed) for m in drawn for route, seed in all_seeds()]
+    made += [m.apply(route, seed) for n, m in enumerate(drawn) for route, seed in all_seeds()
+             if route != "/embeddings" or n % EMBEDDING_SHARE == 0]
     unique: dict[tuple[str, bytes], Case] = {}
     for case in made:
         unique.setdefault((case.route, case.body), case)
