@@ -50,6 +50,7 @@ class ScriptedApp:
     openai: openai.AsyncOpenAI
     http: httpx.AsyncClient           # raw HTTP on the same app, base_url BASE_URL, no key
     model: str = SCRIPTED_MODEL
+    edge: EdgeState | None = None     # its keys and usage ledger
 
 
 ScriptedAppFactory = Callable[..., Awaitable[ScriptedApp]]
@@ -88,7 +89,7 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
             _, key = keys.create("app-tests", DEFAULT_SCOPES)
             app = create_app(registry, keys, edge)
             return ScriptedApp(
-                app=app, engine=engine, key=key, model=model,
+                app=app, engine=engine, key=key, model=model, edge=edge,
                 anthropic=anthropic.AsyncAnthropic(
                     api_key=key, base_url=BASE_URL, max_retries=0,
                     http_client=await _sdk_client(stack, app)),
