@@ -43,9 +43,10 @@ export function show(el, ...children) {
   return el;
 }
 
+/** A stored UTC time (2026-12-01T12:42:20Z) to the minute: "2026-12-01 12:42". */
 export function when(iso) {
   if (!iso) return "—";
-  return iso.replace("T", " ").replace("Z", " UTC");
+  return iso.slice(0, 16).replace("T", " ");
 }
 
 export function number(n) {

@@ -111,7 +111,7 @@ export class KeysView {
       h("td", {}, key.status === "revoked" ? null : this.revokeButton(key))));
     return h("section", { class: "card" }, h("h2", {}, "Keys"),
       h("table", { id: "keys-table" },
-        h("thead", {}, h("tr", {}, ["ID", "Name", "Scopes", "Models", "Created", "Expires", "Last used", "Status", ""]
+        h("thead", {}, h("tr", {}, ["ID", "Name", "Scopes", "Models", "Created (UTC)", "Expires", "Last used", "Status", ""]
           .map((name) => h("th", {}, name)))),
         h("tbody", {}, rows)));
   }

@@ -3,6 +3,8 @@
 import { getJSON, health } from "./api.js";
 import { h, number, show } from "./dom.js";
 
+// health and load are polled (/healthz is outside /v1/infer: no usage row); the listing is
+// read once per visit
 const REFRESH_MS = 5000;
 
 function badge(ok, yes = "healthy", no = "unhealthy") {
@@ -54,6 +56,7 @@ export class ModelsView {
   }
 
   async mount() {
+    this.listing = await getJSON("/models");
     await this.refresh();
     this.timer = setInterval(() => this.refresh(), REFRESH_MS);
   }
@@ -63,7 +66,8 @@ export class ModelsView {
   }
 
   async refresh() {
-    const [listing, status] = await Promise.all([getJSON("/models"), health()]);
+    const listing = this.listing;
+    const status = await health();
     const ok = status.status === "ok";
     show(this.root,
       h("section", { class: "card" },
