@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,7 +189,12 @@ def test_the_playground_streams_thinking_a_tool_call_and_the_answer(
     keep(page, tmp_path, f"playground-{wire}")
 
 
-def test_a_reply_appears_while_it_streams_and_markup_in_it_stays_text(
+def _running(console: Console) -> int:
+    load = httpx.get(console.root + "/healthz").json()["models"][MODEL]
+    return int(load["active"])
+
+
+def test_a_reply_appears_while_it_streams_stop_cancels_it_and_markup_stays_text(
         page: Page, console: Console) -> None:
     sign_in(page, console)
     page.wait("document.querySelector('#view-models[data-ready]')")
@@ -199,11 +205,47 @@ def test_a_reply_appears_while_it_streams_and_markup_in_it_stays_text(
                         ".block.text')?.textContent; return t && "
                         "!document.querySelector('.reply-status[data-done]') && t; })()")
     assert partial.startswith("word0") and "word29" not in partial
-    page.wait("document.querySelector('.reply-status[data-done]')")
+    assert _running(console) == 1
+    page.click("#pg-stop")
+    status = page.wait("document.querySelector('.reply-status[data-done]')?.innerText")
+    assert status.startswith("stopped")
+    kept = page.eval("document.querySelector('.turn.assistant .block.text').textContent")
+    assert "word29" not in kept
+    deadline = time.monotonic() + 30
+    while _running(console) and time.monotonic() < deadline:   # the server lets it go
+        time.sleep(0.1)
+    assert _running(console) == 0
     _send(page, "Hello", 2)
     text = page.eval("[...document.querySelectorAll('.turn.assistant')].pop().innerText")
     assert "Markup such as <b>bold</b> and <img src=x> stays text." in text
     assert page.eval("document.querySelectorAll('#transcript b, #transcript img').length") == 0
+
+
+SSE = ("event: message_start\ndata: {\"a\": 1}\n\n: a comment\n\n"
+       "event: content_block_delta\r\ndata: line one\r\ndata: line two\r\n\r\n"
+       "data: [DONE]\n\n")
+
+
+def test_the_sse_reader_yields_the_same_events_however_the_stream_is_cut(
+        page: Page, console: Console) -> None:
+    page.goto(console.url)
+    cuts = page.eval(f"""(async () => {{
+        const {{ events }} = await import("/console/sse.js");
+        const text = {json.dumps(SSE)};
+        const bytes = new TextEncoder().encode(text);
+        const seen = new Set();
+        for (let at = 0; at <= bytes.length; at++) {{
+          const body = new ReadableStream({{ start(c) {{
+            c.enqueue(bytes.slice(0, at)); c.enqueue(bytes.slice(at)); c.close(); }} }});
+          const got = [];
+          for await (const e of events(new Response(body))) got.push([e.event, e.data]);
+          seen.add(JSON.stringify(got));
+        }}
+        return [...seen];
+    }})()""")
+    assert [json.loads(c) for c in cuts] == [[["message_start", '{"a": 1}'],
+                                              ["content_block_delta", "line one\nline two"],
+                                              ["message", "[DONE]"]]]
 
 
 def test_usage_charts_show_each_keys_requests(page: Page, console: Console,

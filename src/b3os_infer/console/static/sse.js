@@ -19,10 +19,14 @@ function parse(block) {
 export async function* events(response) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
+  let held = "";   // a CR at a chunk's end: its LF may open the next chunk
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer = (buffer + value).replace(/\r\n?/g, "\n");
+    let text = held + value;
+    held = text.endsWith("\r") ? "\r" : "";
+    if (held) text = text.slice(0, -1);
+    buffer = (buffer + text).replace(/\r\n?/g, "\n");
     let end;
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const found = parse(buffer.slice(0, end));
@@ -30,6 +34,6 @@ export async function* events(response) {
       if (found) yield found;
     }
   }
-  const last = parse(buffer);
+  const last = parse(buffer + (held && "\n"));
   if (last) yield last;
 }
