@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from pydantic import BaseModel
 from starlette.applications import Starlette
@@ -29,7 +30,15 @@ from ..http.endpoint import endpoint
 from ..http.formats import BASE
 from ..http.requests import json_body, request_id
 from ..wire import decode
-from .admin_wire import CreatedKey, KeyCreate, KeyList, KeyObject, UsagePoint, UsageSeries
+from .admin_wire import (
+    Bucket,
+    CreatedKey,
+    KeyCreate,
+    KeyList,
+    KeyObject,
+    UsagePoint,
+    UsageSeries,
+)
 from .build import expiry
 from .state import EdgeState
 from .usage import BUCKETS
@@ -95,7 +104,7 @@ async def usage_series(request: Request) -> Response:
     points = await asyncio.to_thread(edge.ledger.series, bucket, since)
     names = {r.id: r.name for r in await asyncio.to_thread(edge.keys.list)}
     keys = {p.key_id: names.get(p.key_id, "") for p in points if p.key_id}
-    return _json(UsageSeries(bucket=bucket, since=since, keys=keys,  # type: ignore[arg-type]
+    return _json(UsageSeries(bucket=cast(Bucket, bucket), since=since, keys=keys,
                              data=[UsagePoint(**vars(p)) for p in points]))
 
 

@@ -23,7 +23,8 @@ function modelRow(model, state, queue) {
   const load = state || {};
   const waiting = (queue && queue.waiting) ?? load.waiting ?? 0;
   return h("tr", { "data-model": model.id },
-    h("td", {}, h("div", { class: "strong" }, model.id), h("div", { class: "muted small" }, card.display_name || "")),
+    h("td", {}, h("div", { class: "strong" }, model.id), card.display_name && card.display_name !== model.id
+      ? h("div", { class: "muted small" }, card.display_name) : null),
     h("td", {}, card.kind || "—"),
     h("td", {}, state ? badge(load.healthy) : h("span", { class: "muted" }, "—")),
     h("td", { class: "num" }, number((queue && queue.running) ?? load.active ?? 0)),
