@@ -74,7 +74,7 @@ class Browser:
             os.dup2(theirs_write, 4)
 
         self.process = subprocess.Popen(
-            [str(binary), "--headless=shell", "--no-sandbox", "--no-zygote", "--single-process",
+            [str(binary), "--headless", "--no-sandbox", "--no-zygote", "--single-process",
              "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
              "--font-render-hinting=none", f"--window-size={width},{height}",
              f"--user-data-dir={profile / 'profile'}", "--remote-debugging-pipe", "about:blank"],
