@@ -105,14 +105,13 @@ class UsageLedger:
             return [UsageTotal(row[0], row[1], *(int(v or 0) for v in row[2:]))
                     for row in db.execute(query).all()]
 
-
     def series(self, bucket: str, since: str) -> list[UsageBucket]:
         """Rows from ``since`` on, summed per time bucket, key and model, oldest first.
 
         The bucket is a prefix of the stored timestamp, so SQLite and PostgreSQL group
-        alike, without date functions of their own."""
+        alike, without date functions of their own (tests/live/test_edge_postgres.py)."""
         width, suffix = BUCKETS[bucket]
-        start = func.substr(usage.c.created_at, 1, width)
+        start = func.substr(usage.c.created_at, 1, width).label("bucket_start")
         query = (select(start, usage.c.key_id, usage.c.model, func.count(),
                         func.sum(case((usage.c.status >= 400, 1), else_=0)),
                         func.sum(usage.c.input_tokens), func.sum(usage.c.output_tokens),
