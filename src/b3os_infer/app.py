@@ -20,6 +20,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
+from .console.serve import Console
+from .edge.admin import AdminApi
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
@@ -88,8 +90,8 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
 
 
 def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
-    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.gate,
-                                                   edge.ledger))
+    inner = AdminApi(EdgeMiddleware(app, edge), edge)
+    return RequestContextMiddleware(Console(AuthMiddleware(inner, edge.gate, edge.ledger)))
 
 
 def create_app(registry: ModelRegistry, keys: KeyStore,

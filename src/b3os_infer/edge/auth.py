@@ -31,6 +31,8 @@ def presented_key(headers: Headers) -> str | None:
 
 def required_scope(path: str) -> str:
     tail = path[len(BASE):]
+    if tail == "/admin" or tail.startswith("/admin/"):
+        return "admin"
     if tail.startswith("/models") or tail.startswith("/v1/models"):
         return "models:read"
     return "infer"

@@ -35,6 +35,22 @@ class UsageRow:
     latency_ms: float
 
 
+# a bucket's start is a prefix of ``created_at`` (UTC, ``YYYY-MM-DDTHH:MM:SSZ``) plus this
+BUCKETS = {"minute": (16, ":00Z"), "hour": (13, ":00:00Z"), "day": (10, "T00:00:00Z")}
+
+
+@dataclass(frozen=True)
+class UsageBucket:
+    start: str
+    key_id: str | None
+    model: str
+    requests: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+
+
 @dataclass(frozen=True)
 class UsageTotal:
     key_id: str | None
@@ -138,6 +154,24 @@ class UsageLedger:
                  .order_by(usage.c.key_id, usage.c.model))
         with self.engine.connect() as db:
             return [UsageTotal(row[0], row[1], *(int(v or 0) for v in row[2:]))
+                    for row in db.execute(query).all()]
+
+    def series(self, bucket: str, since: str) -> list[UsageBucket]:
+        """Rows from ``since`` on, summed per time bucket, key and model, oldest first.
+
+        The bucket is a prefix of the stored timestamp, so SQLite and PostgreSQL group
+        alike, without date functions of their own (tests/live/test_edge_postgres.py)."""
+        width, suffix = BUCKETS[bucket]
+        start = func.substr(usage.c.created_at, 1, width).label("bucket_start")
+        query = (select(start, usage.c.key_id, usage.c.model, func.count(),
+                        func.sum(case((usage.c.status >= 400, 1), else_=0)),
+                        func.sum(usage.c.input_tokens), func.sum(usage.c.output_tokens),
+                        func.sum(usage.c.cached_tokens))
+                 .where(usage.c.created_at >= since)
+                 .group_by(start, usage.c.key_id, usage.c.model)
+                 .order_by(start, usage.c.key_id, usage.c.model))
+        with self.engine.connect() as db:
+            return [UsageBucket(row[0] + suffix, row[1], row[2], *(int(v or 0) for v in row[3:]))
                     for row in db.execute(query).all()]
 
 
