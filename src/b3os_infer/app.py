@@ -20,6 +20,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
+from .console.serve import Console
+from .edge.admin import AdminApi
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
@@ -118,8 +120,9 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
 
 def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], ASGIApp]
                  ) -> ASGIApp:
-    inner = AuthMiddleware(EdgeMiddleware(app, edge), edge.keys, edge.ledger)
-    return RequestContextMiddleware(observed(inner))
+    inner = AdminApi(EdgeMiddleware(app, edge), edge)
+    return RequestContextMiddleware(observed(Console(AuthMiddleware(inner, edge.gate,
+                                                                     edge.ledger))))
 
 
 def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None, *,
@@ -127,7 +130,7 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
     edge = edge or EdgeState.for_keys(keys)
     _watch_models(edge.metrics, registry)
     edge.metrics.watch_queues(edge.queues.load)
-    scrape = metrics_route(edge.metrics, ScrapeAccess(keys, edge.metrics.config.token))
+    scrape = metrics_route(edge.metrics, ScrapeAccess(edge.gate, edge.metrics.config.token))
     app = _node_app(registry, edge, scrape)
     app.state.keys = keys
     app.state.edge = edge
@@ -173,7 +176,7 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
                              "queues": edge.queues.load()}, status_code=200 if ok else 503)
 
     routes = [Route("/healthz", edge_health, methods=["GET"]), callback_route(tickets, secret),
-              metrics_route(metrics, ScrapeAccess(edge.keys, metrics.config.token))]
+              metrics_route(metrics, ScrapeAccess(edge.gate, metrics.config.token))]
     inner = Starlette(routes=routes, exception_handlers={HTTPException: http_error},
                       lifespan=lifespan)
 

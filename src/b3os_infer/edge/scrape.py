@@ -23,7 +23,7 @@ from ..http.requests import request_id
 from ..observe.metrics import CONTENT_TYPE, Metrics
 from .auth import presented_key
 from .fleet import SECRET_HEADER, secret_matches
-from .keys import KeyStore
+from .key_gate import KeyGate
 
 METRICS_PATH = "/metrics"
 TOKEN_ENV = "B3OS_INFER_METRICS_TOKEN"
@@ -31,13 +31,13 @@ SCOPE = "metrics:read"
 
 
 class ScrapeAccess:
-    def __init__(self, keys: KeyStore | None, token: str | None = None,
+    def __init__(self, keys: KeyGate | None, token: str | None = None,
                  node_secret: str | None = None) -> None:
         self.keys = keys
         self.token = token or os.environ.get(TOKEN_ENV) or None
         self.node_secret = node_secret
 
-    def refusal(self, headers: Headers) -> InferError | None:
+    async def refusal(self, headers: Headers) -> InferError | None:
         """None when the request may scrape; else why not."""
         if self.node_secret and secret_matches(headers.get(SECRET_HEADER), self.node_secret):
             return None
@@ -48,7 +48,7 @@ class ScrapeAccess:
                                         "Bearer <key>`", code="missing_api_key")
         if self.token and secret_matches(presented, self.token):
             return None
-        record = self.keys.verify(presented) if self.keys is not None else None
+        record = await self.keys.verify(presented) if self.keys is not None else None
         if record is None or record.expired():
             return AuthenticationFailed("invalid credential: not the metrics token nor a "
                                         "valid key")
@@ -60,7 +60,11 @@ class ScrapeAccess:
 
 def metrics_route(metrics: Metrics, access: ScrapeAccess) -> Route:
     async def scrape(request: Request) -> Response:
-        if (error := access.refusal(request.headers)) is not None:
+        try:
+            error = await access.refusal(request.headers)
+        except InferError as unavailable:   # the key database cannot be read
+            error = unavailable
+        if error is not None:
             return error_response(METRICS_PATH, error, request_id(request))
         return Response(metrics.exposition(), media_type=CONTENT_TYPE)
 
