@@ -6,6 +6,7 @@ import { h, show, when } from "./dom.js";
 const SCOPES = [
   ["infer", "inference routes"],
   ["models:read", "model listings"],
+  ["metrics:read", "the Prometheus scrape, GET /metrics"],
   ["admin", "every route, this console included"],
 ];
 const EXPIRIES = [["", "never"], ["1d", "1 day"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
