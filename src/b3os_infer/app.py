@@ -23,16 +23,20 @@ from .anthropic.routes import routes as anthropic_routes
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
+from .edge.fleet import CALLBACK_PREFIX
 from .edge.forward import Forwarder
 from .edge.keys import KeyStore
 from .edge.middleware import EdgeMiddleware
 from .edge.node_guard import NodeGuard
 from .edge.nodes import NodePool
+from .edge.shutdown_gate import ShutdownGate
 from .edge.state import EdgeState
 from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
+from .http.endpoint import report
 from .http.formats import BASE
 from .http.requests import request_id
+from .http.shutdown import Shutdown
 from .node.registry import ModelRegistry
 from .openai_api.routes import routes as openai_routes
 
@@ -63,7 +67,8 @@ async def http_error(request: Request, exc: Exception) -> Response:
 async def infer_error(request: Request, exc: Exception) -> Response:
     """A route's failure (see ``http/endpoint.py``), in its API's envelope."""
     assert isinstance(exc, InferError)
-    return error_response(request.url.path, exc, request_id(request))
+    return error_response(request.url.path, report(exc, request_id(request)),
+                          request_id(request))
 
 
 def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
@@ -86,26 +91,29 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
     return app
 
 
-def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
-    return RequestContextMiddleware(AuthMiddleware(EdgeMiddleware(app, edge), edge.keys,
-                                                   edge.ledger))
+def _edge_layers(app: ASGIApp, edge: EdgeState, shutdown: Shutdown,
+                 open_paths: tuple[str, ...] = ()) -> ASGIApp:
+    authenticated = AuthMiddleware(EdgeMiddleware(app, edge), edge.keys, edge.ledger)
+    return RequestContextMiddleware(ShutdownGate(authenticated, shutdown, open_paths))
 
 
-def create_app(registry: ModelRegistry, keys: KeyStore,
-               edge: EdgeState | None = None) -> ASGIApp:
+def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None,
+               shutdown: Shutdown | None = None) -> ASGIApp:
     edge = edge or EdgeState.for_keys(keys)
     app = _node_app(registry, edge)
     app.state.keys = keys
     app.state.edge = edge
-    return _edge_layers(app, edge)
+    return _edge_layers(app, edge, shutdown or Shutdown())
 
 
-def create_node_app(registry: ModelRegistry, secret: str) -> ASGIApp:
-    return NodeGuard(RequestContextMiddleware(_node_app(registry, None)), secret)
+def create_node_app(registry: ModelRegistry, secret: str,
+                    shutdown: Shutdown | None = None) -> ASGIApp:
+    gated = ShutdownGate(_node_app(registry, None), shutdown or Shutdown())
+    return NodeGuard(RequestContextMiddleware(gated), secret)
 
 
 def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
-                    advertise_url: str) -> ASGIApp:
+                    advertise_url: str, shutdown: Shutdown | None = None) -> ASGIApp:
     tickets = Tickets()
     forwarder = Forwarder(pool, tickets, secret, advertise_url)
 
@@ -139,4 +147,4 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
         else:
             await inner(scope, receive, send)
 
-    return _edge_layers(dispatch, edge)
+    return _edge_layers(dispatch, edge, shutdown or Shutdown(), (CALLBACK_PREFIX,))

@@ -87,6 +87,15 @@ class EdgeAccounting:
             limits = self.edge.limits.for_model(model_id)
             await self.edge.limiter.give_back(self.key.id, model_id, limits, unused)
 
+    async def reset(self) -> None:
+        """Undo an admission before the request is tried again elsewhere (failover): the
+        slot and the output reserved are given back, and it may be admitted anew."""
+        if self.admitted and not self.settled.is_set() and self.model is not None:
+            await self.settle(self.model, None)
+        self.admitted = False
+        self.usage = None
+        self.settled = asyncio.Event()
+
     async def finish(self) -> None:
         """After the response: wait briefly for a settle still on its way, else settle as
         abandoned, so a slot and a reservation are never held forever."""

@@ -72,8 +72,9 @@ class RedisLimiter:
             out = await self._script(keys=self._keys(key_id, model_id),
                                      args=[mode, *caps, *amounts])
         except RedisError as exc:
-            raise Overloaded(f"the rate-limit store is unreachable: {exc}",
-                             code="limits_unavailable", retry_after=1) from exc
+            raise Overloaded("the rate-limit store is unreachable; retry shortly",
+                             code="limits_unavailable", retry_after=1,
+                             detail=repr(exc)) from exc
         levels = [float(v) for v in out[3:]]
         return bool(int(out[0])), float(out[1]), snapshot(float(out[2]), levels, caps)
 

@@ -21,6 +21,7 @@ class EdgeState:
     queues: Queues = field(default_factory=lambda: Queues(QueueConfig()))
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     settle_grace_seconds: float = 5.0
+    body_timeout_seconds: float = 30.0   # a body that stops arriving this long: 408
 
     @classmethod
     def for_keys(cls, keys: KeyStore, **options: object) -> EdgeState:
