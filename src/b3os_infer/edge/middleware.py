@@ -44,6 +44,7 @@ class EdgeMiddleware:
             body = await read_body(scope, receive, self.edge.max_body_bytes,
                                    self.edge.body_timeout_seconds)
         except ClientGone:
+            await request.abandoned()
             return
         except InferError as error:
             await request.refuse(error, receive, send)
@@ -65,6 +66,11 @@ class EdgeRequest:
         self.began = time.perf_counter()
         self.recorded = False
         self.accounting = EdgeAccounting(edge, key)
+
+    async def abandoned(self) -> None:
+        """The client went away before its body arrived: its row says 499."""
+        self.status = CLIENT_CLOSED
+        await self._end()
 
     async def refuse(self, error: InferError, receive: Receive, send: Send) -> None:
         response = error_response(self.scope["path"], error, self.scope["state"]["request_id"])
