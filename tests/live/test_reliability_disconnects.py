@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from collections.abc import Awaitable
 
 import httpx
 import pytest
@@ -36,9 +37,11 @@ def _client(server: ScriptedServer) -> httpx.AsyncClient:
 
 
 async def streamed(client: httpx.AsyncClient, path: str, word: str,
-                   give_up_after: float | None) -> str:
+                   give_up_after: float | None = None, give_up_bytes: int | None = None
+                   ) -> str:
     """One streamed request: ``completed``, ``CUT`` or ``CUT_STREAMING`` (the client
-    gave up first), or the HTTP status it was refused with."""
+    gave up first: after ``give_up_after`` seconds, or once ``give_up_bytes`` of the body
+    came), or the HTTP status it was refused with."""
     outcome = CUT
 
     async def run() -> None:
@@ -48,9 +51,11 @@ async def streamed(client: httpx.AsyncClient, path: str, word: str,
                 await response.aread()
                 outcome = str(response.status_code)
                 return
-            outcome = CUT_STREAMING
-            async for _ in response.aiter_raw():
-                pass
+            outcome, seen = CUT_STREAMING, 0
+            async for chunk in response.aiter_raw():
+                seen += len(chunk)
+                if give_up_bytes is not None and seen >= give_up_bytes:
+                    return
         outcome = "completed"
 
     try:
@@ -73,8 +78,8 @@ def test_forty_streaming_clients_that_give_up_after_0_8_s_free_queue_and_engine(
 
     async def run() -> list[str]:
         async with _client(server) as client:
-            return await asyncio.gather(*(streamed(client, "/v1/messages", word, 0.8)
-                                          for _ in range(40)))
+            return await asyncio.gather(*(streamed(client, "/v1/messages", word,
+                                                   give_up_after=0.8) for _ in range(40)))
 
     outcomes = Counter(asyncio.run(run()))
     assert outcomes[CUT] + outcomes[CUT_STREAMING] == 40   # nobody got to the reply's end
@@ -84,41 +89,49 @@ def test_forty_streaming_clients_that_give_up_after_0_8_s_free_queue_and_engine(
 
 
 def test_a_storm_of_1040_streams_cut_at_random_points_leaves_nothing_behind(server):
-    """13 waves of 80 streamed requests on all four routes, each cut at a random moment
-    in its first 1.5 s: some while queued behind the 16 running, some mid-stream, some
-    not at all (the reply takes 0.4 s)."""
+    """13 waves of 80 streamed requests on all four routes, a third of each kind: cut at
+    a random moment of a 30 s prefill (while queued behind the 16 running, or running),
+    cut after a random number of bytes of a 0.4 s stream, and short ones read whole."""
     rng = random.Random(16)
     paths = list(ROUTES)
 
-    async def wave(client: httpx.AsyncClient) -> list[str]:
-        return await asyncio.gather(*(streamed(client, rng.choice(paths), "STORM",
-                                               rng.uniform(0.0, 1.5)) for _ in range(80)))
+    def one(client: httpx.AsyncClient, kind: int) -> Awaitable[str]:
+        path = rng.choice(paths)
+        if kind == 0:
+            return streamed(client, path, "PREFILL", give_up_after=rng.uniform(0.0, 0.5))
+        if kind == 1:
+            return streamed(client, path, "STORM", give_up_bytes=rng.randint(1, 1500))
+        return streamed(client, path, "hello")
 
-    async def storm(waves: int) -> list[str]:
-        outcomes: list[str] = []
+    async def storm(waves: int) -> Counter[str]:
+        outcomes: Counter[str] = Counter()
         async with _client(server) as client:
             for _ in range(waves):
-                outcomes += await wave(client)
+                kinds = [i % 3 for i in range(80)]
+                done = await asyncio.gather(*(one(client, kind) for kind in kinds))
+                outcomes.update(f"{kind}:{outcome}" for kind, outcome in zip(kinds, done,
+                                                                               strict=True))
         return outcomes
 
     asyncio.run(storm(2))                              # warm up, then measure
     server.wait_idle()
     rss_before, rows_before = server.rss(), len(server.ledger())
-    outcomes = Counter(asyncio.run(storm(13)))
+    outcomes = asyncio.run(storm(13))
     idle = server.wait_idle()
     rss_after = server.rss()
     print(f"storm outcomes {dict(outcomes)}; RSS {rss_before / 2**20:.1f} MiB before, "
           f"{rss_after / 2**20:.1f} MiB after")
     assert sum(outcomes.values()) == 1040
-    assert min(outcomes[CUT], outcomes[CUT_STREAMING], outcomes["completed"]) > 50
+    assert outcomes["2:completed"] == 13 * 26          # answered whole throughout
+    assert outcomes["0:completed"] == 0                # nobody waited out the prefill
     assert idle == {"active": 0, "waiting": 0, "queue_running": 0, "queue_waiting": 0}
     assert rss_after - rss_before < 40 * 2**20
     statuses = _statuses(server, rows_before)
+    completed = sum(n for name, n in outcomes.items() if name.endswith(":completed"))
+    cut_streaming = sum(n for name, n in outcomes.items() if name.endswith(CUT_STREAMING))
     # every request the server saw has its row (some were cut before they were sent)
-    assert outcomes["completed"] + outcomes[CUT_STREAMING] <= sum(statuses.values()) <= 1040
-    assert statuses[200] >= outcomes["completed"]
-    assert statuses[499] >= outcomes[CUT_STREAMING] - (statuses[200] - outcomes["completed"])
-    assert set(statuses) <= {200, 499}
+    assert completed + cut_streaming <= sum(statuses.values()) <= 1040
+    assert set(statuses) <= {200, 499} and statuses[200] >= completed
     # and the next request is answered whole
     answer = httpx.post(server.base_url + "/chat/completions", json=ROUTES[
         "/chat/completions"]("hello", stream=False), headers={"x-api-key": server.key},
@@ -144,7 +157,7 @@ def test_200_concurrent_streams_on_one_process_complete_with_bounded_memory(tmp_
             sampler = asyncio.create_task(sample(stop))
             async with _client(server) as client:
                 outcomes = await asyncio.gather(*(streamed(client, "/chat/completions",
-                                                           "HELD", None) for _ in range(200)))
+                                                           "HELD") for _ in range(200)))
             stop.set()
             await sampler
             return outcomes

@@ -11,7 +11,7 @@ import asyncio
 import math
 
 from ..core import Usage
-from ..errors import PermissionDenied, RateLimited
+from ..errors import ClientDisconnected, PermissionDenied, RateLimited
 from .keys import KeyRecord
 from .limits import ModelLimits, Snapshot
 from .state import EdgeState
@@ -47,6 +47,7 @@ class EdgeAccounting:
         self.admitted = False
         self.input_tokens = 0
         self.settled = asyncio.Event()
+        self.ended = False     # the request is over: nothing more may be admitted for it
         self._reserved_output = 0
 
     async def admit(self, model_id: str, input_tokens: int, max_tokens: int) -> None:
@@ -58,6 +59,9 @@ class EdgeAccounting:
             raise error
         queue = self.edge.queues.get(model_id)
         await queue.enter()
+        if self.ended:   # it ended while it waited (a fleet node's admission long-poll)
+            queue.leave()
+            raise ClientDisconnected("the request ended while it waited for a place")
         try:
             decision = await self.edge.limiter.take(self.key.id, model_id, limits,
                                                     (1, input_tokens, max_tokens))
@@ -98,7 +102,9 @@ class EdgeAccounting:
 
     async def finish(self) -> None:
         """After the response: wait briefly for a settle still on its way, else settle as
-        abandoned, so a slot and a reservation are never held forever."""
+        abandoned, so a slot and a reservation are never held forever; an admission still
+        on its way is refused."""
+        self.ended = True
         if not self.admitted or self.settled.is_set() or self.model is None:
             return
         try:

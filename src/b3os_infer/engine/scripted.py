@@ -57,6 +57,7 @@ class ScriptedEngine:
         self.vocab = ByteVocab()
         self.received: list[Received] = []
         self._running = 0
+        self._waiting = 0      # in their ``first_delay_s``: not admitted yet
         self._started = False
         self.use(script)
 
@@ -95,7 +96,7 @@ class ScriptedEngine:
         return self._started
 
     def load(self) -> dict[str, int]:
-        return {"active": self._running, "waiting": 0}
+        return {"active": self._running, "waiting": self._waiting}
 
     # ---- generation --------------------------------------------------------------
 
@@ -118,7 +119,11 @@ class ScriptedEngine:
         index = self._choose(received)
         reply = self.script.replies[index]
         if reply.first_delay_s:
-            await asyncio.sleep(reply.first_delay_s)
+            self._waiting += 1
+            try:
+                await asyncio.sleep(reply.first_delay_s)
+            finally:
+                self._waiting -= 1
         if (refusal := reply.refusal()) is not None:
             raise refusal
         self._running += 1
