@@ -78,6 +78,8 @@ class Shutdown:
 
     async def interruptible(self, work: Awaitable[T]) -> T:
         if self.ended:
+            if (close := getattr(work, "close", None)) is not None:
+                close()    # a coroutine that will never run
             raise shutting_down()
         task = asyncio.current_task()
         assert task is not None
