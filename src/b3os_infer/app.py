@@ -37,14 +37,14 @@ from .http.endpoint import report
 from .http.formats import BASE
 from .http.requests import request_id
 from .http.shutdown import Shutdown
+from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
 from .openai_api.routes import routes as openai_routes
 
 
 async def healthz(request: Request) -> Response:
     registry: ModelRegistry = request.app.state.registry
-    models = {m.card.id: {"healthy": m.engine.healthy(), **m.engine.load()}
-              for m in registry.all()}
+    models = registry.health()
     ok = all(state["healthy"] for state in models.values())
     body: dict[str, object] = {"status": "ok" if ok else "unhealthy", "models": models}
     if (edge := getattr(request.app.state, "edge", None)) is not None:
@@ -88,6 +88,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
+    app.state.prompt_prints = PromptPrints()
     return app
 
 

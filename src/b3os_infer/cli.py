@@ -12,7 +12,7 @@ from pathlib import Path
 from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
-from .compose import load_model
+from .compose import register
 from .config import Config, ConfigError, Home, ModelConfig, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
@@ -20,6 +20,7 @@ from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
 from .http.shutdown import Shutdown
+from .node.models import ModelCard
 from .node.registry import ModelRegistry
 from .packs import (
     CATALOGUE,
@@ -85,6 +86,18 @@ def _first_key(keys: KeyStore, host: str, port: int) -> None:
     print('export OPENAI_API_KEY="$B3OS_API_KEY"\n', flush=True)
 
 
+def claude_code_hint(card: ModelCard) -> str:
+    """What Claude Code needs to know of a model it has never heard of (it assumes a
+    1M-token window and 32,000 output tokens, and gives up on a stream after 300 s without
+    an event: a long first prompt on a CPU takes longer than that to process)."""
+    return (f"Claude Code on {card.id}: with ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN "
+            "as above,\n"
+            f"  export CLAUDE_CODE_MAX_CONTEXT_TOKENS={card.context_window}\n"
+            f"  export CLAUDE_CODE_MAX_OUTPUT_TOKENS={card.max_output_tokens}\n"
+            "  export CLAUDE_STREAM_IDLE_TIMEOUT_MS=1800000\n"
+            f"  claude --model {card.id}")
+
+
 def _local(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::") else host
 
@@ -98,12 +111,14 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
     registry = ModelRegistry()
     try:
         for model in config.served():
-            registry.add(load_model(model, config.engine, secret))
+            register(registry, model, config.engine, secret)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
     ids = ", ".join(m.id for m in config.served())
     print(f"serving {ids} at http://{host}:{port}/v1/infer", flush=True)
+    for served in registry.all()[:1]:
+        print(claude_code_hint(served.card), flush=True)
     shutdown = Shutdown()
     serve(build(registry, shutdown), shutdown, host, port,
           config.server.shutdown_grace_seconds)

@@ -1,4 +1,4 @@
-"""The composition root: the chat models a node serves, built from its configuration.
+"""The composition root: the chat and embedding models a node serves, built from its configuration.
 
 Here, and only here, engines, tokenizers and grammar compilers meet the node.
 """
@@ -15,24 +15,57 @@ from .engine.hf_tokenizer import HfTokenizer
 from .engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from .engine.script import load_script
 from .engine.scripted import ScriptedEngine
+from .engine.sentence import SentenceEmbedder
 from .engine.tokenizer import Tokenizer
 from .engine.upstream import UpstreamEngine, UpstreamSettings
 from .node.chat import ChatModel
 from .node.chat_template import ChatTemplate
+from .node.embedding import EmbeddingCard, EmbeddingModel, InputType
 from .node.models import (
+    DEFAULT_EMBEDDING_NAME,
     DEFAULT_MODEL_NAME,
     Capabilities,
     ModelCard,
+    default_embedding_path,
     default_model_path,
     max_output_tokens,
 )
 from .node.profiles import ModelProfile, detect_profile
+from .node.registry import ModelRegistry
 from .node.signatures import Signer
 from .packs import installed_gguf
 
 # SmolLM2 was trained on 8,192 tokens; Claude Code's first request alone is about 12,000,
 # so the embedded default serves 32,768 with YaRN rope scaling (the listing says both).
 DEFAULT_MODEL_WINDOW = 32768
+
+
+def register(registry: ModelRegistry, model: ModelConfig, engine: EngineConfig,
+             secret: bytes) -> None:
+    """Load one configured model and add it to the registry under its kind."""
+    if model.kind == "embedding":
+        registry.add_embedding(load_embedding_model(model))
+    else:
+        registry.add(load_model(model, engine, secret))
+
+
+def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
+    """A sentence-transformers directory (default: the embedded all-MiniLM-L6-v2)."""
+    directory = Path(model.path) if model.path else default_embedding_path()
+    if not (directory / "model.safetensors").is_file():
+        raise FileNotFoundError(f"{directory}: no model.safetensors (a sentence-transformers "
+                                "directory is expected)")
+    embedder = SentenceEmbedder(directory)
+    info = embedder.info
+    name = model.display_name or (DEFAULT_EMBEDDING_NAME if not model.path else directory.name)
+    card = EmbeddingCard(id=model.id, display_name=name, dimensions=info.dimensions,
+                         max_input_tokens=info.max_input_tokens)
+    prefixes: dict[InputType, str] = {}
+    if model.query_prefix:
+        prefixes["query"] = model.query_prefix
+    if model.document_prefix:
+        prefixes["document"] = model.document_prefix
+    return EmbeddingModel(card, embedder, prefixes)
 
 
 def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:

@@ -15,7 +15,7 @@ from .edge.limits import LimitsConfig
 from .edge.queue import QueueConfig
 from .edge.state import DEFAULT_MAX_BODY_BYTES
 from .engine.kv_cache import DEFAULT_KV_TYPE
-from .node.models import DEFAULT_MODEL_ID
+from .node.models import DEFAULT_EMBEDDING_ID, DEFAULT_MODEL_ID
 from .packs import CATALOGUE, model_id
 
 
@@ -41,7 +41,8 @@ class EngineConfig:
     kv_type: str = DEFAULT_KV_TYPE
 
 
-ENGINES = ("llamacpp", "upstream", "scripted")
+ENGINES = ("llamacpp", "upstream", "scripted", "bert")
+KINDS = {"chat": ("llamacpp", "upstream", "scripted"), "embedding": ("bert",)}
 FLAVOURS = ("vllm", "sglang", "llama-server", "llama-cpp-python")
 
 
@@ -63,6 +64,16 @@ class ModelConfig:
     tokenizer: str | None = None       # upstream: a GGUF file or a Hugging Face tokenizer dir
     api_key: str | None = None         # upstream: sent as Authorization: Bearer
     script: str | None = None          # scripted: a JSON or TOML script (engine/script.py)
+    # embedding models (kind "embedding", engine "bert": a sentence-transformers directory
+    # as path, default the embedded all-MiniLM-L6-v2): text put before each input of
+    # input_type "query" or "document"
+    query_prefix: str | None = None
+    document_prefix: str | None = None
+
+
+def default_embedding() -> ModelConfig:
+    """The embedding model served beside the chat model unless ``[[models]]`` says otherwise."""
+    return ModelConfig(id=DEFAULT_EMBEDDING_ID, kind="embedding", engine="bert")
 
 
 @dataclass
@@ -84,8 +95,9 @@ class Config:
     concurrency: QueueConfig = field(default_factory=QueueConfig)
 
     def served(self) -> list[ModelConfig]:
-        """The models this node serves: the ``[[models]]`` list, or the single ``[model]``."""
-        return self.models or [self.model]
+        """The models this node serves: the ``[[models]]`` list, or the single ``[model]``
+        and the default embedding model."""
+        return self.models or [self.model, default_embedding()]
 
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
@@ -155,10 +167,15 @@ def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
 
 
 def _check_model(model: ModelConfig, where: str) -> None:
-    if model.kind != "chat":
-        raise ConfigError(f"{where}: kind {model.kind!r} is not served yet; kinds: chat")
-    if model.engine not in ENGINES:
-        raise ConfigError(f"{where}: engine should be one of {', '.join(ENGINES)}")
+    engines = KINDS.get(model.kind)
+    if engines is None:
+        raise ConfigError(f"{where}: kind {model.kind!r} is not served; kinds: "
+                          f"{', '.join(KINDS)}")
+    if model.engine not in engines:
+        raise ConfigError(f"{where}: a {model.kind} model's engine should be one of "
+                          f"{', '.join(engines)}")
+    if model.engine == "bert":
+        return
     if model.engine == "llamacpp":
         _check_pack(model, where)
         return

@@ -15,9 +15,10 @@ from pydantic import JsonValue
 JsonObject = dict[str, JsonValue]
 
 Role = Literal["system", "user", "assistant"]
-# why a reply ended: the model ended its turn, it reached its token limit, it wrote one of
-# the caller's stop strings, or it called tools
-StopReason = Literal["end", "length", "stop_string", "tool_calls"]
+# why a reply ended: the model ended its turn, it reached the caller's token limit, the
+# prompt and reply filled the context window first, it wrote one of the caller's stop
+# strings, or it called tools
+StopReason = Literal["end", "length", "window", "stop_string", "tool_calls"]
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,14 @@ class Sampling:
     logit_bias: tuple[tuple[int, float], ...] = ()
 
 
+@dataclass(frozen=True)
+class CacheCheck:
+    """The caller asks why its prompt did or did not reuse the cached prefix of an earlier
+    reply's prompt: ``previous_id`` names that reply (None on a conversation's first turn)."""
+
+    previous_id: str | None = None
+
+
 @dataclass
 class ChatRequest:
     """A chat request after translation from either wire format."""
@@ -124,6 +133,7 @@ class ChatRequest:
     response_schema: JsonObject | None = None
     # None: no log-probabilities; N >= 0: each reply token's own and the N most likely
     top_logprobs: int | None = None
+    cache_check: CacheCheck | None = None
 
 
 @dataclass

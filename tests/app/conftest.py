@@ -1,8 +1,9 @@
 """The real app in process, on the scripted engine, driven through the official SDKs.
 
 ``scripted_app(script)`` builds the app that ``b3os-infer serve`` builds (edge middleware,
-both wire formats, the node), with one model on a ``ScriptedEngine``, keys in a SQLite
-database of its own, and a key made for the test; it returns the SDK clients on it.
+both wire formats, the node), with one model on a ``ScriptedEngine`` (and, if asked, real
+embedding models), keys in a SQLite database of its own, and a key made for the test; it
+returns the SDK clients on it.
 
 The SDKs (anthropic 2.x, openai 3.x) are built on ``httpx2``, so they talk to the app
 through ``httpx2.ASGITransport``; ``http`` is a plain ``httpx`` client for raw requests.
@@ -27,7 +28,7 @@ import pytest
 from starlette.types import ASGIApp
 
 from b3os_infer.app import create_app
-from b3os_infer.compose import scripted_model
+from b3os_infer.compose import load_embedding_model, scripted_model
 from b3os_infer.config import ModelConfig
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
@@ -49,6 +50,8 @@ class ScriptedApp:
     anthropic: anthropic.AsyncAnthropic
     openai: openai.AsyncOpenAI
     http: httpx.AsyncClient           # raw HTTP on the same app, base_url BASE_URL, no key
+    registry: ModelRegistry
+    edge: EdgeState
     model: str = SCRIPTED_MODEL
 
 
@@ -72,7 +75,8 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
     async with AsyncExitStack() as stack:
 
         async def build(script: Script | Sequence[Reply] | Reply, *,
-                        model: str = SCRIPTED_MODEL) -> ScriptedApp:
+                        model: str = SCRIPTED_MODEL,
+                        embeddings: Sequence[ModelConfig] = ()) -> ScriptedApp:
             database = open_database(f"sqlite:///{tmp_path / f'edge-{id(script)}.sqlite3'}")
             stack.callback(database.dispose)
             keys = KeyStore(database)
@@ -83,12 +87,14 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
             registry = ModelRegistry()
             registry.add(scripted_model(ModelConfig(id=model, engine="scripted"), engine,
                                         SECRET))
+            for embedding in embeddings:  # real embedding models (numpy, small) beside it
+                registry.add_embedding(load_embedding_model(embedding))
             await registry.start()
             stack.push_async_callback(registry.close)
             _, key = keys.create("app-tests", DEFAULT_SCOPES)
             app = create_app(registry, keys, edge)
             return ScriptedApp(
-                app=app, engine=engine, key=key, model=model,
+                app=app, engine=engine, key=key, model=model, registry=registry, edge=edge,
                 anthropic=anthropic.AsyncAnthropic(
                     api_key=key, base_url=BASE_URL, max_retries=0,
                     http_client=await _sdk_client(stack, app)),

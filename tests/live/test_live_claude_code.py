@@ -82,7 +82,10 @@ def scripted_live(tmp_path: Path) -> Iterator[ScriptedServer]:
     def start(replies: list[dict[str, object]]) -> LiveServer:
         home = tmp_path / "home"
         home.mkdir()
-        script = {"template": "native", "context_window": 400_000,
+        # the engine reports the prefix each prompt shares with earlier ones as cached, as
+        # a prefix cache that kept everything would: what Claude Code resends must be a
+        # stable prefix for that to be most of each prompt
+        script = {"template": "native", "context_window": 400_000, "prefix_cache": True,
                   "replies": [*replies, {"text": "OK.", "repeat": True}]}
         (tmp_path / "script.json").write_text(json.dumps(script))
         (tmp_path / "b3os.toml").write_text(f'[model]\nid = "{MODEL}"\nengine = "scripted"\n'
@@ -101,14 +104,37 @@ def scripted_live(tmp_path: Path) -> Iterator[ScriptedServer]:
             stop(process)
 
 
-def session(server: LiveServer, tmp_path: Path, prompt: str, tool: str
-            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """Claude Code's events for one ``-p`` session: its tool calls, the results it sent
-    back, and the final result; the session must succeed."""
+def events_of(server: LiveServer, tmp_path: Path, prompt: str, tool: str
+              ) -> list[dict[str, Any]]:
+    """Claude Code's stream-json events for one ``-p`` session, which must succeed."""
     done = claude(server, tmp_path, "-p", prompt, "--output-format", "stream-json",
                   "--verbose", "--max-turns", "3", "--allowedTools", tool, small=False)
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert events and done.returncode == 0, done.stdout + done.stderr
+    return events
+
+
+def usages(events: list[dict[str, Any]]) -> list[dict[str, int]]:
+    """The usage of each model reply of the session, in order (one reply may span several
+    assistant events, one a content block, with the same message id)."""
+    replies: dict[str, dict[str, int]] = {}
+    for event in events:
+        if event.get("type") == "assistant":
+            replies.setdefault(event["message"]["id"], event["message"]["usage"])
+    return list(replies.values())
+
+
+def cached_share(usage: dict[str, int]) -> float:
+    prompt = usage["input_tokens"] + usage["cache_read_input_tokens"] + \
+        usage.get("cache_creation_input_tokens", 0)
+    return usage["cache_read_input_tokens"] / prompt
+
+
+def session(server: LiveServer, tmp_path: Path, prompt: str, tool: str
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """Claude Code's events for one ``-p`` session: its tool calls, the results it sent
+    back, and the final result; the session must succeed."""
+    events = events_of(server, tmp_path, prompt, tool)
     blocks = [(event["type"], block) for event in events if event.get("type") in
               ("assistant", "user") for block in event["message"]["content"]
               if isinstance(block, dict)]
@@ -156,3 +182,23 @@ def test_a_session_where_the_model_writes_a_file_leaves_it_with_the_content(
     assert [c["name"] for c in calls] == ["Write"]
     assert target.read_text() == content
     assert result["result"] == "Done: hello.txt is created."
+
+
+def test_a_sessions_second_request_and_a_second_session_are_served_from_the_cache(
+        scripted_live, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The password is swordfish.\n")
+    server = scripted_live([
+        reply("The file will say.", tool_call("Read", {"file_path": str(notes)}),
+              when="Read the file notes.txt"),
+        reply("It holds the password.", "The password is swordfish.", when="swordfish"),
+        reply("A greeting.", "Hello again.", when="Say hello"),
+    ])
+    first = usages(events_of(server, tmp_path, "Read the file notes.txt and tell me the "
+                             "password.", "Read"))
+    assert len(first) >= 2, first
+    # the tool result's turn resends the whole first prompt before its new messages
+    assert cached_share(first[1]) >= 0.9, first
+    # a new session in the same directory: the same system prompt and tools, another task
+    second = usages(events_of(server, tmp_path, "Say hello.", "Read"))
+    assert cached_share(second[0]) >= 0.9, second

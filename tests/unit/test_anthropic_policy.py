@@ -147,10 +147,10 @@ def test_validation_like_the_real_api(changes, param):
     assert info.value.param == param
 
 
-def test_count_tokens_takes_the_prompt_fields_only():
+def test_count_tokens_reads_the_prompt_fields_and_refuses_what_create_refuses():
     request = decode_count_tokens_request({"model": "m", "messages": [USER], "tools": [TOOL],
                                            "thinking": {"type": "enabled",
                                                         "budget_tokens": 2000}})
     assert request.tools and request.thinking is not None
     with pytest.raises(UnsupportedParameter):
-        decode_count_tokens_request({"model": "m", "messages": [USER], "stream": True})
+        decode_count_tokens_request({"model": "m", "messages": [USER], "container": "c"})

@@ -42,6 +42,7 @@ SUPPORTED = {
     "top_p": 0.5, "top_k": 5, "tools": [TOOL], "tool_choice": {"type": "none"},
     "thinking": {"type": "enabled", "budget_tokens": 1024},
     "output_config": {"format": SCHEMA_FORMAT}, "output_format": SCHEMA_FORMAT,
+    "diagnostics": {"previous_message_id": "msg_1"},
 }
 TOOL_SUPPORTED = {"name": "Write", "input_schema": {"type": "object", "required": ["a"]},
                   "description": "reads"}

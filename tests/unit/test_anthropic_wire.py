@@ -86,11 +86,10 @@ def test_booleans_are_not_numbers():
         decode(max_tokens=True)
 
 
-def test_count_tokens_has_no_max_tokens():
+def test_count_tokens_takes_a_create_body_with_its_max_tokens():
     request = decode_count_tokens_request({"model": "m", "messages": BASE["messages"]})
     assert request.messages[0].text == "Hi"
-    with pytest.raises(UnsupportedParameter):
-        decode_count_tokens_request({**BASE})
+    assert decode_count_tokens_request({**BASE}) == request
 
 
 def frames_of(chunks):

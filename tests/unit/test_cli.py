@@ -1,6 +1,9 @@
 import subprocess
 import sys
 
+from b3os_infer.cli import claude_code_hint
+from b3os_infer.node.models import ModelCard
+
 
 def cli(home, *args):
     return subprocess.run([sys.executable, "-m", "b3os_infer.cli", *args], capture_output=True,
@@ -27,3 +30,13 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path):
     bad_config.write_text("[engine]\nthreds = 2\n")
     served = cli(tmp_path, "serve", "--config", str(bad_config))
     assert served.returncode == 2 and "threds" in served.stderr
+
+
+def test_the_claude_code_hint_gives_the_models_window_and_output_limit():
+    card = ModelCard(id="b3os/x", display_name="X", kind="chat", context_window=32768,
+                     max_output_tokens=8192)
+    hint = claude_code_hint(card)
+    assert "export CLAUDE_CODE_MAX_CONTEXT_TOKENS=32768" in hint
+    assert "export CLAUDE_CODE_MAX_OUTPUT_TOKENS=8192" in hint
+    assert "export CLAUDE_STREAM_IDLE_TIMEOUT_MS=1800000" in hint
+    assert hint.endswith("claude --model b3os/x")

@@ -12,7 +12,15 @@ from b3os_infer.errors import UnsupportedParameter
 from b3os_infer.openai_api import policy
 from b3os_infer.openai_api.completions import decode_completion_request
 from b3os_infer.openai_api.decode import decode_chat_request
-from b3os_infer.openai_api.wire import chat, common, completions, content, messages, tools
+from b3os_infer.openai_api.wire import (
+    chat,
+    common,
+    completions,
+    content,
+    embeddings,
+    messages,
+    tools,
+)
 from b3os_infer.wire import WireModel, policy_rules
 
 USER = {"role": "user", "content": "Hi"}
@@ -160,7 +168,7 @@ def test_an_unknown_response_format_is_refused_at_its_type():
 
 
 def test_every_wire_model_marks_every_field():
-    modules = [chat, common, completions, content, messages, tools]
+    modules = [chat, common, completions, content, embeddings, messages, tools]
     models = {m for module in modules for _, m in inspect.getmembers(module, inspect.isclass)
               if issubclass(m, WireModel) and m is not WireModel}
     assert len(models) >= 15

@@ -1,4 +1,4 @@
-"""Racing a reply against the client's disconnect (``http.requests.until_disconnect``)."""
+"""Racing a reply against the client's disconnect (``http.cancellation.until_disconnect``)."""
 
 from __future__ import annotations
 

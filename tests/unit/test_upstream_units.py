@@ -130,8 +130,9 @@ url = "http://gpu1:8000"
 tokenizer = "/models/qwen"
 """)
     assert [(m.id, m.engine) for m in config.served()] == [("a", "llamacpp"), ("b", "upstream")]
-    assert [m.id for m in _config(tmp_path, "[model]\nid = \"x\"\n").served()] == ["x"]
-    assert len(load_config(None).served()) == 1
+    assert [m.id for m in _config(tmp_path, "[model]\nid = \"x\"\n").served()] == [
+        "x", "b3os/all-minilm-l6-v2"]
+    assert [m.kind for m in load_config(None).served()] == ["chat", "embedding"]
 
 
 @pytest.mark.parametrize("text, words", [
@@ -142,7 +143,8 @@ tokenizer = "/models/qwen"
     ('[[models]]\nid = "b"\nengine = "upstream"\nflavour = "vllm"\nurl = "http://x"\n',
      "needs tokenizer"),
     ('[[models]]\nid = "a"\n[[models]]\nid = "a"\n', "ids must differ"),
-    ('[[models]]\nid = "a"\nkind = "embedding"\n', "not served yet"),
+    ('[[models]]\nid = "a"\nkind = "image"\n', "kind 'image' is not served"),
+    ('[[models]]\nid = "a"\nkind = "embedding"\n', "engine should be one of bert"),
     ('[[models]]\nid = "a"\nflavor = "vllm"\n', "unknown key 'flavor'"),
 ])
 def test_bad_model_tables_are_refused_with_a_reason(tmp_path, text, words):

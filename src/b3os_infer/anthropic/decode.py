@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from ..core import (
+    CacheCheck,
     ChatRequest,
     JsonObject,
     Message,
@@ -74,6 +75,8 @@ def decode_messages_request(body: Mapping[str, Any]) -> tuple[ChatRequest, bool]
     request.stop = list(params.stop_sequences or [])
     request.thinking = _thinking(params, params.max_tokens)
     _check_thinking_rules(request, params.temperature is not None)
+    if params.diagnostics is not None:
+        request.cache_check = CacheCheck(params.diagnostics.previous_message_id)
     return request, bool(params.stream)
 
 

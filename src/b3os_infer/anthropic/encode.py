@@ -18,8 +18,8 @@ from .wire import responses as wire
 PING_SECONDS = 10.0
 # the neutral stop reasons in the Messages API's words
 STOP_REASONS: dict[core.StopReason, wire.StopReason] = {
-    "end": "end_turn", "length": "max_tokens", "stop_string": "stop_sequence",
-    "tool_calls": "tool_use"}
+    "end": "end_turn", "length": "max_tokens", "window": "model_context_window_exceeded",
+    "stop_string": "stop_sequence", "tool_calls": "tool_use"}
 
 
 def to_json(model: wire.ResponseModel) -> bytes:
@@ -75,11 +75,13 @@ def block_of(part: core.Part) -> wire.ContentBlock:
     raise TypeError(f"{type(part).__name__} is not part of a reply")
 
 
-def message_of(message_id: str, model: str, result: core.ChatResult) -> wire.Message:
+def message_of(message_id: str, model: str, result: core.ChatResult,
+               diagnostics: wire.Diagnostics | None = None) -> wire.Message:
     return wire.Message(id=message_id, model=model,
                         content=[block_of(part) for part in result.parts],
                         stop_reason=STOP_REASONS[result.stop_reason],
-                        stop_sequence=result.stop_sequence, usage=usage_of(result.usage))
+                        stop_sequence=result.stop_sequence, usage=usage_of(result.usage),
+                        diagnostics=diagnostics)
 
 
 class MessageStreamEncoder:
@@ -89,9 +91,12 @@ class MessageStreamEncoder:
     the stream folds into exactly the message the non-streaming call returns.
     """
 
-    def __init__(self, message_id: str, model: str) -> None:
+    def __init__(self, message_id: str, model: str,
+                 diagnose: Callable[[core.Usage], wire.Diagnostics | None] | None = None
+                 ) -> None:
         self.message_id = message_id
         self.model = model
+        self.diagnose = diagnose
         self._index = -1
         self._open_kind: str | None = None
 
@@ -122,7 +127,8 @@ class MessageStreamEncoder:
             id=self.message_id, model=self.model, content=[], stop_reason=None,
             stop_sequence=None, usage=wire.Usage(input_tokens=usage.input_tokens,
                                                  output_tokens=0,
-                                                 cache_read_input_tokens=usage.cached_tokens))
+                                                 cache_read_input_tokens=usage.cached_tokens),
+            diagnostics=self.diagnose(usage) if self.diagnose else None)
         return [frame(wire.RawMessageStartEvent(message=message)), PING_FRAME]
 
     def _open(self, block: wire.ContentBlock) -> list[bytes]:

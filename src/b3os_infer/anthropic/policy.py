@@ -26,6 +26,8 @@ HEADERS_AND_QUERY = (
     Rule("authorization", "supported", "`Bearer <B3OS key>`"),
     Rule("anthropic-version", "ignored", "accepted, not required"),
     Rule("anthropic-beta", "ignored", "any value; features are chosen by the body fields"),
+    Rule("anthropic-workspace-id", "ignored", "one workspace here: the key's"),
+    Rule("anthropic-user-profile-id", "ignored", "requests are attributed to the B3OS key"),
     Rule("?beta=true", "ignored", "the query string of the SDKs' beta calls"),
 )
 

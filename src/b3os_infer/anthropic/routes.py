@@ -20,6 +20,7 @@ from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request
+from .diagnostics import diagnosis
 from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
 from .wire.responses import MessageTokensCount, ModelInfo, ModelListPage, ResponseModel
 
@@ -50,11 +51,12 @@ async def create_message(request: Request) -> Response:
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     events = admission.watch(model.stream(chat, prompt))
     message_id = ids.message_id()
+    diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))
     if not stream:
         result = await fold(events)
-        return _json(message_of(message_id, chat.model, result))
+        return _json(message_of(message_id, chat.model, result, diagnose(result.usage)))
     first = await anext(events)
-    encoder = MessageStreamEncoder(message_id, chat.model)
+    encoder = MessageStreamEncoder(message_id, chat.model, diagnose)
     body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
     return EventStream(body)
 

@@ -77,6 +77,9 @@ class Script:
     replies: tuple[Reply, ...]
     context_window: int = 8192
     template: Literal["native", "plain"] = "native"   # see scripted_templates.py
+    # report, as cached, the longest prefix a prompt shares with an earlier one (as an
+    # engine whose prefix cache never evicts would); a reply's cached_tokens overrides it
+    prefix_cache: bool = False
 
 
 class ScriptError(ValueError):
@@ -96,11 +99,12 @@ def script_from_dict(data: Any, where: str = "script") -> Script:
     if not isinstance(data, dict) or not isinstance(data.get("replies"), list):
         raise ScriptError(f"{where}: a script is a table with a list of replies")
     replies = tuple(_reply(r, f"{where} replies[{i}]") for i, r in enumerate(data["replies"]))
-    options = _known(data, {"replies", "context_window", "template"}, where)
+    options = _known(data, {"replies", "context_window", "template", "prefix_cache"}, where)
     template = options.get("template", "native")
     if template not in ("native", "plain"):
         raise ScriptError(f"{where}: template should be native or plain")
-    return Script(replies, int(options.get("context_window", 8192)), template)
+    return Script(replies, int(options.get("context_window", 8192)), template,
+                  bool(options.get("prefix_cache", False)))
 
 
 def _reply(data: Any, where: str) -> Reply:

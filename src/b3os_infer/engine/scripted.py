@@ -5,12 +5,15 @@ It tokenizes byte by byte (``byte_vocab.py``), renders with a ChatML template of
 that the node's template, reply parser, tool-call and reasoning handling, stops, usage
 and both wire formats run for real. It honours ``max_tokens`` and reasoning budgets; it
 ignores grammars (it says so: ``EngineInfo.applies_grammars`` is false). Every request
-it receives is kept in ``received``, so a test can check what the node sent.
+it receives is kept in ``received`` (the last ``RECEIVED_KEPT``), so a test can check what
+the node sent. With ``prefix_cache`` it reports the longest prefix each prompt shares with
+an earlier one as cached, as a real engine whose cache kept everything would.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
@@ -29,6 +32,10 @@ from .byte_vocab import TURN_END, TURN_START, ByteVocab
 from .reasoning import ReasoningTracker
 from .script import Reply, Script
 from .scripted_templates import TEMPLATES
+
+RECEIVED_KEPT = 1000
+# prompts the emulated prefix cache compares a new prompt with, most recent first
+_CACHED_PROMPTS = 64
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,8 @@ class ScriptedEngine:
 
     def __init__(self, script: Script) -> None:
         self.vocab = ByteVocab()
-        self.received: list[Received] = []
+        self.received: deque[Received] = deque(maxlen=RECEIVED_KEPT)
+        self._prompts: deque[list[int]] = deque(maxlen=_CACHED_PROMPTS)
         self._running = 0
         self._waiting = 0      # in their ``first_delay_s``: not admitted yet
         self._started = False
@@ -135,7 +143,7 @@ class ScriptedEngine:
 
     async def _reply(self, request: GenerationRequest, reply: Reply,
                      tokens: list[int]) -> AsyncGenerator[EngineEvent, None]:
-        cached = min(reply.cached_tokens, len(request.prompt) - 1)
+        cached = min(self._cached(request.prompt, reply), len(request.prompt) - 1)
         yield Admitted(len(request.prompt), cached)
         reasoning = ReasoningTracker(request.reasoning) if request.reasoning else None
         generated = 0
@@ -157,6 +165,14 @@ class ScriptedEngine:
         reason: FinishReason = "length" if pending else "eog"
         yield GenerationDone(reason, len(request.prompt), cached, generated)
 
+    def _cached(self, prompt: list[int], reply: Reply) -> int:
+        if reply.cached_tokens or not self.script.prefix_cache:
+            return reply.cached_tokens
+        shared = max((_common_prefix(prompt, earlier) for earlier in self._prompts),
+                     default=0)
+        self._prompts.appendleft(list(prompt))
+        return shared
+
     def _event(self, token: int, request: GenerationRequest) -> TokenEvent:
         text = self.vocab.token_bytes(token).decode("utf-8", "replace")
         if request.top_logprobs is None:
@@ -164,3 +180,12 @@ class ScriptedEngine:
         top = ((token, 0.0),) if request.top_logprobs > 0 else ()
         return TokenEvent(token, text, logprob=0.0, top=top)
 
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count

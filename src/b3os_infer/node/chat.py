@@ -217,8 +217,7 @@ class ChatModel:
                     tail = stops.flush()
                     if tail:
                         yield TextDelta(tail)
-                    reason: StopReason = "length" if event.reason == "length" else \
-                        "tool_calls" if parser.calls else "end"
+                    reason = _stop_reason(event, request, bool(parser.calls))
                     yield Finished(reason, None,
                                    _usage(prompt, cached, event.generated_tokens, thought))
                     return
@@ -235,6 +234,13 @@ class ChatModel:
                         yield _with_usage(out, _usage(prompt, cached, generated, thought))
                         return
                     yield out
+
+
+def _stop_reason(done: GenerationDone, request: ChatRequest, called: bool) -> StopReason:
+    """A cut reply stopped at the caller's limit, or earlier, where the window was full."""
+    if done.reason == "length":
+        return "length" if done.generated_tokens >= request.max_tokens else "window"
+    return "tool_calls" if called else "end"
 
 
 def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:

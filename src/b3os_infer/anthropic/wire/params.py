@@ -54,6 +54,12 @@ class OutputConfigParam(WireModel):
 
 
 _SAME = "as on /v1/messages"
+_UNCOUNTED = "changes what is generated, not what the prompt counts"
+
+
+class DiagnosticsParam(WireModel):
+    previous_message_id: Annotated[str | None, Supported(
+        "the `id` of this client's previous reply; null on a conversation's first turn")] = None
 
 
 class MessageCreateParams(WireModel):
@@ -96,7 +102,9 @@ class MessageCreateParams(WireModel):
     context_management: Annotated[JsonValue, Ignored("no server-side edits of the context "
                                                      "are made")] = None
     speed: Annotated[JsonValue, Ignored("one speed here")] = None
-    diagnostics: Annotated[JsonValue, Ignored("cache diagnostics are not reported")] = None
+    diagnostics: Annotated[DiagnosticsParam | None, Supported(
+        "`previous_message_id`: the response's `diagnostics.cache_miss_reason` says why this "
+        "prompt did not reuse that reply's cached prefix, from our own prefix cache")] = None
     fallback_credit_token: Annotated[JsonValue, Ignored("no fallbacks happen here")] = None
     container: Annotated[JsonValue, Refused("no code-execution containers")] = None
     mcp_servers: Annotated[JsonValue, Refused("no server-side MCP connections")] = None
@@ -119,7 +127,21 @@ class MessageCountTokensParams(WireModel):
     cache_control: Annotated[JsonValue, Ignored(_SAME)] = None
     context_management: Annotated[JsonValue, Ignored(_SAME)] = None
     speed: Annotated[JsonValue, Ignored(_SAME)] = None
+    # what only generation reads: accepted, so a client can send its create body as it is
+    max_tokens: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    stream: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    stop_sequences: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    temperature: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    top_p: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    top_k: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    metadata: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    service_tier: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    inference_geo: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    diagnostics: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    fallback_credit_token: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None
+    container: Annotated[JsonValue, Refused(_SAME)] = None
     mcp_servers: Annotated[JsonValue, Refused(_SAME)] = None
+    fallbacks: Annotated[JsonValue, Refused(_SAME)] = None
 
 
 PromptParams = MessageCreateParams | MessageCountTokensParams

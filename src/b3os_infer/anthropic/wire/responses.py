@@ -74,6 +74,21 @@ class Usage(ResponseModel):
     service_tier: Literal["standard", "priority", "batch"] = "standard"
 
 
+class CacheMissChanged(ResponseModel):
+    """The prompt changed before the earlier reply's prefix ended, at ``type``."""
+
+    type: Literal["model_changed", "system_changed", "tools_changed", "messages_changed"]
+    cache_missed_input_tokens: int
+
+
+class CacheMissUndiagnosed(ResponseModel):
+    type: Literal["previous_message_not_found", "unavailable"]
+
+
+class Diagnostics(ResponseModel):
+    cache_miss_reason: CacheMissChanged | CacheMissUndiagnosed | None
+
+
 class Message(ResponseModel):
     id: str
     type: Literal["message"] = "message"
@@ -84,6 +99,8 @@ class Message(ResponseModel):
     stop_sequence: str | None
     stop_details: None = None   # only refusals carry details; these models never refuse
     usage: Usage
+    # only when the request asked (``diagnostics``) and its prompt missed the cache
+    diagnostics: Diagnostics | None = None
 
 
 class MessageTokensCount(ResponseModel):

@@ -97,4 +97,4 @@ class CompletionEncoder:
 
 def _legacy_finish(reason: StopReason) -> Literal["stop", "length"]:
     """A raw completion never calls tools: it stops or runs out of tokens."""
-    return "length" if reason == "length" else "stop"
+    return "length" if reason in ("length", "window") else "stop"

@@ -119,7 +119,7 @@ class ResponseBuilder:
         return [*events, ResponseFailedEvent(response=self.response)]
 
     def _finish(self, finished: Finished) -> Events:
-        cut = finished.stop_reason == "length"
+        cut = finished.stop_reason in ("length", "window")
         events = self._close("incomplete" if cut else "completed")
         self.response.usage = response_usage(finished.usage)
         if cut:
