@@ -92,3 +92,23 @@ def test_every_node_failing_is_a_shaped_503_that_names_no_internal_text():
     assert sent[0]["status"] == 503   # overloaded, on an OpenAI route
     body = b"".join(m.get("body", b"") for m in sent)  # type: ignore[misc]
     assert b"no_node_available" in body and b"10.0.0.5" not in body
+
+
+def test_a_node_that_drains_is_left_for_the_next_one():
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "a":
+            return httpx.Response(503, headers={"x-b3os-draining": "1"}, json={})
+        return httpx.Response(200, content=_body())
+
+    async def run() -> tuple[list[int], NodePool]:
+        pool = _pool()
+        forwarder = Forwarder(pool, Tickets(), "secret" * 4, "http://edge")
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            forwarder.client = client
+            statuses = [int((await _call(forwarder))[0]["status"])  # type: ignore[call-overload]
+                        for _ in range(2)]
+        return statuses, pool
+
+    statuses, pool = asyncio.run(run())
+    assert statuses == [200, 200]
+    assert not pool.nodes[0].up and pool.nodes[0].problem == "shutting down"

@@ -36,6 +36,7 @@ from .fleet import (
     SECRET_HEADER,
 )
 from .nodes import Node, NodePool
+from .shutdown_gate import DRAINING_HEADER
 
 log = logging.getLogger(__name__)
 
@@ -104,16 +105,24 @@ class Forwarder:
         request = self._request(node, body, scope, ticket)
         assert self.client is not None
         try:
-            return await self.client.send(request, stream=True)
+            response = await self.client.send(request, stream=True)
         except httpx.TransportError as exc:
             if isinstance(exc, httpx.PoolTimeout):   # our own pool, not the node
                 raise Overloaded("the edge has no free connection to its nodes right now",
                                  code="edge_busy", retry_after=1) from exc
-            self.pool.mark_down(node, describe(exc))
-            accounting: EdgeAccounting | None = scope["state"].get(ACCOUNTING_KEY)
-            if accounting is not None:
-                await accounting.reset()
+            await self._give_up(node, scope, describe(exc))
             return None
+        if response.headers.get(DRAINING_HEADER):     # the node is shutting down
+            await response.aclose()
+            await self._give_up(node, scope, "shutting down")
+            return None
+        return response
+
+    async def _give_up(self, node: Node, scope: Scope, reason: str) -> None:
+        self.pool.mark_down(node, reason)
+        accounting: EdgeAccounting | None = scope["state"].get(ACCOUNTING_KEY)
+        if accounting is not None:
+            await accounting.reset()
 
     def _request(self, node: Node, body: bytes, scope: Scope,
                  ticket: str | None) -> httpx.Request:

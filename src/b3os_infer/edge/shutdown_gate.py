@@ -13,6 +13,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..envelopes import error_response
 from ..http.shutdown import SHUTDOWN_KEY, Shutdown, shutting_down
 
+# on a refusal while draining, so that an edge tries another node instead
+DRAINING_HEADER = "x-b3os-draining"
+
 
 class ShutdownGate:
     def __init__(self, app: ASGIApp, shutdown: Shutdown, open_paths: tuple[str, ...] = ()
@@ -29,6 +32,7 @@ class ShutdownGate:
         if self.shutdown.draining and not path.startswith(self.open_paths or ("\0",)):
             response = error_response(path, shutting_down(), scope["state"]["request_id"])
             response.headers["connection"] = "close"
+            response.headers[DRAINING_HEADER] = "1"
             await response(scope, receive, send)
             return
         scope["state"][SHUTDOWN_KEY] = self.shutdown
