@@ -121,7 +121,8 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
         print(claude_code_hint(served.card), flush=True)
     shutdown = Shutdown()
     serve(build(registry, shutdown), shutdown, host, port,
-          config.server.shutdown_grace_seconds)
+          config.server.shutdown_grace_seconds,
+          config.server.head_timeout_seconds)
     return 0
 
 
@@ -159,7 +160,8 @@ def _edge(args: argparse.Namespace) -> int:
                           advertise, shutdown)
     print(f"edge at http://{host}:{port}/v1/infer in front of {' '.join(args.node)}",
           flush=True)
-    serve(app, shutdown, host, port, config.server.shutdown_grace_seconds)
+    serve(app, shutdown, host, port, config.server.shutdown_grace_seconds,
+          config.server.head_timeout_seconds)
     return 0
 
 

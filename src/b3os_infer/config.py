@@ -29,6 +29,8 @@ class ServerConfig:
     port: int = 8000
     # SIGTERM: running requests may finish for this long, then they are ended
     shutdown_grace_seconds: int = 30
+    # a connection whose request line and headers take longer is closed (slow clients)
+    head_timeout_seconds: int = 30
 
 
 @dataclass

@@ -15,12 +15,69 @@ from types import FrameType
 
 import uvicorn
 from starlette.types import ASGIApp
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .http.shutdown import Shutdown
 
 log = logging.getLogger("uvicorn.error")
 
 ENDING_SECONDS = 5.0   # after the bound: for the ended requests to send their last frames
+# a connection whose request head (line and headers) is larger, or has not all come in
+# ``[server] head_timeout_seconds``, is closed: uvicorn itself waits for a head forever
+# and holds all of it, however large
+MAX_HEAD_BYTES = 1024 * 1024
+
+
+class BoundedHeads(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a deadline and a size bound on each request head.
+
+    (The app answers 431 in the route's shape above 64 KiB, ``edge/context.py``; this
+    bounds what reaches it.)"""
+
+    head_timeout = 30.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_bytes = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_timer is not None:
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._close_head("too large")
+                return
+        super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._arm()
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        if self._head_timer is None:
+            self._head_bytes = 0
+            self._head_timer = self.loop.call_later(self.head_timeout, self._close_head,
+                                                    "timed out")
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _close_head(self, why: str) -> None:
+        self._disarm()
+        if not self.transport.is_closing():
+            log.info("closing a connection whose request head %s", why)
+            self.transport.close()
 
 
 class GracefulServer(uvicorn.Server):
@@ -61,8 +118,9 @@ class GracefulServer(uvicorn.Server):
         self.should_exit = True
 
 
-def serve(app: ASGIApp, shutdown: Shutdown, host: str, port: int,
-          grace_seconds: float) -> None:
+def serve(app: ASGIApp, shutdown: Shutdown, host: str, port: int, grace_seconds: float,
+          head_timeout_seconds: float = 30.0) -> None:
+    protocol = type("BoundedHeads", (BoundedHeads,), {"head_timeout": head_timeout_seconds})
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False,
-                            timeout_graceful_shutdown=int(ENDING_SECONDS))
+                            timeout_graceful_shutdown=int(ENDING_SECONDS), http=protocol)
     GracefulServer(config, shutdown, grace_seconds).run()

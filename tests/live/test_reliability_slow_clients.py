@@ -1,6 +1,7 @@
 """Slow and oversized clients against the real server process (scripted engine): they
-hold no engine sequence and no queue place, a stalled body is answered 408, oversized
-headers 431 and bodies 413, each in its route's error shape (docs/reliability.md)."""
+hold no engine sequence and no queue place, a stalled body is answered 408, a head not
+sent in time or over 1 MiB closes the connection, oversized headers get 431 and bodies
+413, each in its route's error shape (docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from support.scripted_server import ROUTES, ScriptedServer, scripted_server
 
 BODY_TIMEOUT_S = 2
+HEAD_TIMEOUT_S = 4
 MAX_BODY = 4096
 
 
@@ -21,7 +23,8 @@ MAX_BODY = 4096
 def server(tmp_path_factory: pytest.TempPathFactory):
     home = tmp_path_factory.mktemp("slow")
     with scripted_server(home, edge={"body_timeout_seconds": BODY_TIMEOUT_S,
-                                     "max_body_bytes": MAX_BODY}) as started:
+                                     "max_body_bytes": MAX_BODY},
+                         server={"head_timeout_seconds": HEAD_TIMEOUT_S}) as started:
         yield started
 
 
@@ -54,6 +57,27 @@ def _length(data: bytes) -> int:
     return 0
 
 
+def _closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_request_head_over_a_mebibyte_closes_the_connection(server):
+    sock = _connect(server)
+    try:
+        head = _head(server, "/v1/messages", 2)[:-2]
+        try:
+            sock.sendall(head + b"x-padding: " + b"a" * (2 << 20))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        assert _closed_by_server(sock)
+    finally:
+        sock.close()
+    assert _ok(server).status_code == 200
+
+
 def _ok(server: ScriptedServer) -> httpx.Response:
     return httpx.post(server.base_url + "/chat/completions", timeout=30,
                       json=ROUTES["/chat/completions"]("hello", stream=False),
@@ -80,6 +104,8 @@ def test_clients_trickling_headers_and_bodies_hold_no_slot_and_others_are_answer
         assert status == 408
         assert error["type"] == "error" and error["b3os"] == {"code": "request_timeout",
                                                                "param": None}
+        # the heads never finished: the server closes those connections
+        assert all(_closed_by_server(sock) for sock in trickling[1::2])
     finally:
         for sock in trickling:
             sock.close()
