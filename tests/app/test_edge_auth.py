@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 import pytest
@@ -11,6 +12,7 @@ from starlette.responses import JSONResponse
 from b3os_infer.edge.auth import AuthMiddleware
 from b3os_infer.edge.context import RequestContextMiddleware
 from b3os_infer.edge.db import open_database
+from b3os_infer.edge.key_gate import KeyGate
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.usage import UsageLedger
 
@@ -22,14 +24,16 @@ async def _ok(scope, receive, send):
 @pytest.fixture
 def stores(tmp_path):
     engine = open_database(f"sqlite:///{tmp_path / 'edge.sqlite3'}")
-    yield KeyStore(engine), UsageLedger(engine)
+    ledger = UsageLedger(engine)
+    yield KeyStore(engine), ledger
+    ledger.close()
     engine.dispose()
 
 
 def test_refused_requests_are_written_to_the_ledger(stores):
     keys, ledger = stores
     record, key = keys.create("reader", ("models:read",))
-    app = RequestContextMiddleware(AuthMiddleware(_ok, keys, ledger))
+    app = RequestContextMiddleware(AuthMiddleware(_ok, KeyGate(keys, ledger.threads), ledger))
 
     async def calls():
         transport = httpx.ASGITransport(app=app)
@@ -48,3 +52,25 @@ def test_refused_requests_are_written_to_the_ledger(stores):
     assert rows[scoped.headers["request-id"]].status == 403
     assert rows[scoped.headers["request-id"]].key_id == record.id
     assert rows[scoped.headers["request-id"]].route == "POST /chat/completions"
+
+
+def test_a_cached_key_stops_working_the_moment_it_expires(stores):
+    keys, ledger = stores
+    expires = time.time() + 2
+    _, key = keys.create("brief", expires_at=time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                           time.gmtime(expires)))
+    gate = KeyGate(keys, ledger.threads, revision_seconds=3600)   # no fresh look at the db
+    app = RequestContextMiddleware(AuthMiddleware(_ok, gate, ledger))
+
+    async def calls():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            before = await client.get("/v1/infer/models", headers={"x-api-key": key})
+            await asyncio.sleep(max(0.0, int(expires) + 1.05 - time.time()))
+            after = await client.get("/v1/infer/models", headers={"x-api-key": key})
+        return before, after
+
+    before, after = asyncio.run(calls())
+    assert before.status_code == 200
+    assert after.status_code == 401
+    assert after.json()["error"]["code"] == "expired_api_key"

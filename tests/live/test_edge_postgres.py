@@ -49,3 +49,15 @@ def test_usage_ledger_on_postgres(engines: Callable[[], Engine]) -> None:
     again = UsageLedger(engines())
     assert any(r.request_id == "req_pg1" and r.cached_tokens == 2 for r in again.rows())
     assert any(t.key_id == "k1" and t.model == "m" for t in again.totals())
+
+
+def test_usage_series_on_postgres(engines: Callable[[], Engine]) -> None:
+    ledger = UsageLedger(engines())
+    for rid, status in (("req_s1", 200), ("req_s2", 429), ("req_s3", 200)):
+        ledger.record(UsageRow(rid, "ks", "m", "POST /v1/messages", status, 10, 5, 0, 1.0))
+    for bucket, tail in (("minute", ":00Z"), ("hour", ":00:00Z"), ("day", "T00:00:00Z")):
+        points = [p for p in ledger.series(bucket, "2000-01-01T00:00:00Z") if p.key_id == "ks"]
+        assert sum(p.requests for p in points) == 3 and sum(p.errors for p in points) == 1
+        assert sum(p.input_tokens for p in points) == 30
+        assert all(p.start.endswith(tail) and len(p.start) == 20 for p in points)
+    assert [p for p in ledger.series("day", "2999-01-01T00:00:00Z") if p.key_id == "ks"] == []

@@ -12,7 +12,7 @@ from collections.abc import Awaitable
 import httpx
 import pytest
 
-from support.scripted_server import MODEL, ROUTES, ScriptedServer, scripted_server
+from support.reliability_server import MODEL, ROUTES, ScriptedServer, scripted_server
 
 CUT = "cut"                  # the client gave up before the response's head
 CUT_STREAMING = "cut-streaming"   # ... after it, in the middle of the stream

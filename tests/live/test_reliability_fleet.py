@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from support.scripted_server import MODEL, ROUTES, write_config
+from support.reliability_server import MODEL, ROUTES, write_config
 from support.servers import cli, free_port, stop
 
 SECRET = "reliability-fleet-secret-0123456789"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from support.scripted_server import ROUTES, ScriptedServer, scripted_server
+from support.reliability_server import ROUTES, ScriptedServer, scripted_server
 
 GRACE_S = 6
 

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from support.scripted_server import ROUTES, ScriptedServer, scripted_server
+from support.reliability_server import ROUTES, ScriptedServer, scripted_server
 
 BODY_TIMEOUT_S = 2
 HEAD_TIMEOUT_S = 4

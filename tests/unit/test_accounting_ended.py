@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from b3os_infer.core import Usage
 from b3os_infer.edge.accounting import EdgeAccounting
-from b3os_infer.edge.keys import KeyRecord
+from b3os_infer.edge.db import open_database
+from b3os_infer.edge.keys import KeyRecord, KeyStore
 from b3os_infer.edge.queue import QueueConfig, Queues
 from b3os_infer.edge.state import EdgeState
 from b3os_infer.errors import ClientDisconnected
@@ -18,14 +21,18 @@ KEY = KeyRecord(id="k", name="k", scopes=("infer",), created_at="", last_used_at
                 revoked_at=None)
 
 
-def _edge() -> EdgeState:
+@pytest.fixture
+def edge(tmp_path: Path) -> Iterator[EdgeState]:
+    database = open_database(f"sqlite:///{tmp_path / 'edge.sqlite3'}")
     queues = Queues(QueueConfig(default={"running": 1, "waiting": 4}))
-    return EdgeState(keys=None, ledger=None, queues=queues)  # type: ignore[arg-type]
+    state = EdgeState.for_keys(KeyStore(database), queues=queues)
+    yield state
+    state.ledger.close()
+    database.dispose()
 
 
-def test_a_place_granted_after_the_request_ended_is_given_back_at_once():
+def test_a_place_granted_after_the_request_ended_is_given_back_at_once(edge):
     async def run() -> dict[str, dict[str, int]]:
-        edge = _edge()
         first, second = EdgeAccounting(edge, KEY), EdgeAccounting(edge, KEY)
         await first.admit(MODEL, 10, 10)
         waiting = asyncio.create_task(second.admit(MODEL, 10, 10))  # the long-poll
@@ -39,9 +46,8 @@ def test_a_place_granted_after_the_request_ended_is_given_back_at_once():
     assert asyncio.run(run()) == {MODEL: {"running": 0, "waiting": 0}}
 
 
-def test_a_reset_admission_can_be_admitted_again_and_settles_once():
+def test_a_reset_admission_can_be_admitted_again_and_settles_once(edge):
     async def run() -> dict[str, dict[str, int]]:
-        edge = _edge()
         accounting = EdgeAccounting(edge, KEY)
         await accounting.admit(MODEL, 10, 10)
         await accounting.reset()          # the node failed: try the next one

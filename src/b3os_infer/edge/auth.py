@@ -12,7 +12,8 @@ from ..envelopes import error_response
 from ..errors import AuthenticationFailed, InferError, PermissionDenied
 from ..http.allowance import grant
 from ..http.formats import BASE
-from .keys import KeyRecord, KeyStore
+from .key_gate import KeyGate
+from .keys import KeyRecord
 from .usage import UsageLedger, UsageRow
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,8 @@ def presented_key(headers: Headers) -> str | None:
 
 def required_scope(path: str) -> str:
     tail = path[len(BASE):]
+    if tail == "/admin" or tail.startswith("/admin/"):
+        return "admin"
     if tail.startswith("/models") or tail.startswith("/v1/models"):
         return "models:read"
     return "infer"
@@ -38,9 +41,9 @@ def required_scope(path: str) -> str:
 class AuthMiddleware:
     """Refusals are answered in the route's shape and, with a ledger, written to it."""
 
-    def __init__(self, app: ASGIApp, keys: KeyStore, ledger: UsageLedger | None = None) -> None:
+    def __init__(self, app: ASGIApp, gate: KeyGate, ledger: UsageLedger | None = None) -> None:
         self.app = app
-        self.keys = keys
+        self.gate = gate
         self.ledger = ledger
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -49,25 +52,29 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         began = time.perf_counter()
-        record, error = self._authenticate(Headers(scope=scope), path)
+        record, error = await self._authenticate(Headers(scope=scope), path)
         if error is not None:
             rid = scope.get("state", {}).get("request_id")
-            await error_response(path, error, rid)(scope, receive, send)
-            await self._record_refusal(scope, record, error, began)
+            response = error_response(path, error, rid)
+            await response(scope, receive, send)
+            await self._record_refusal(scope, record, response.status_code, began)
             return
         assert record is not None   # no error: a key was verified
         scope.setdefault("state", {})["api_key"] = record
         grant(scope, record)
         await self.app(scope, receive, send)
 
-    def _authenticate(self, headers: Headers, path: str
-                      ) -> tuple[KeyRecord | None, InferError | None]:
+    async def _authenticate(self, headers: Headers, path: str
+                            ) -> tuple[KeyRecord | None, InferError | None]:
         key = presented_key(headers)
         if key is None:
             return None, AuthenticationFailed("missing API key: send it as `Authorization: "
                                               "Bearer <key>` or as `x-api-key: <key>`",
                                               code="missing_api_key")
-        record = self.keys.verify(key)
+        try:
+            record = await self.gate.verify(key)
+        except InferError as error:   # the key database did not answer
+            return None, error
         if record is None:
             return None, AuthenticationFailed("invalid API key: it is unknown or has been "
                                               "revoked")
@@ -80,15 +87,16 @@ class AuthMiddleware:
                                             code="missing_scope")
         return record, None
 
-    async def _record_refusal(self, scope: Scope, record: KeyRecord | None,
-                              error: InferError, began: float) -> None:
+    async def _record_refusal(self, scope: Scope, record: KeyRecord | None, status: int,
+                              began: float) -> None:
+        """The row of a refused request, with the status sent (529 is 503 on OpenAI's)."""
         if self.ledger is None:
             return
         path = scope["path"]
         row = UsageRow(request_id=scope.get("state", {}).get("request_id") or "",
                        key_id=record.id if record else None, model="",
                        route=f"{scope.get('method', '')} {path[len(BASE):] or '/'}",
-                       status=error.status, input_tokens=0, output_tokens=0, cached_tokens=0,
+                       status=status, input_tokens=0, output_tokens=0, cached_tokens=0,
                        latency_ms=round((time.perf_counter() - began) * 1000, 3))
         try:
             await self.ledger.commit(row)

@@ -27,7 +27,6 @@ SCOPES = {
 }
 DEFAULT_SCOPES = ("infer", "models:read")
 _PREFIX = "b3os_"
-_CACHE_SECONDS = 2.0
 _TOUCH_SECONDS = 60.0
 
 
@@ -56,8 +55,14 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _hash(key: str) -> str:
+def key_digest(key: str) -> str:
+    """What is stored of a key (never the key itself)."""
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def well_formed(key: str) -> bool:
+    """Shaped like a key we make (``b3os_<id>_<secret>``); only those are looked up."""
+    return _key_id(key) is not None
 
 
 def _key_id(key: str) -> str | None:
@@ -77,9 +82,9 @@ class KeyStore:
         if isinstance(database, Path):
             database = f"sqlite:///{database}"
         self.engine = open_database(database) if isinstance(database, str) else database
-        self._cache: dict[str, tuple[float, KeyRecord]] = {}
         self._touched: dict[str, float] = {}
         self._lock = threading.Lock()
+        self.revoked_here = 0   # revocations made through this store, in this process
 
     def create(self, name: str, scopes: tuple[str, ...] = DEFAULT_SCOPES, *,
                models: tuple[str, ...] | None = None,
@@ -93,7 +98,7 @@ class KeyStore:
                            tuple(models) if models else None, expires_at)
         with self.engine.begin() as db:
             db.execute(api_keys.insert().values(
-                id=key_id, name=name, key_hash=_hash(key), scopes=json.dumps(list(scopes)),
+                id=key_id, name=name, key_hash=key_digest(key), scopes=json.dumps(list(scopes)),
                 models=json.dumps(list(models)) if models else None,
                 created_at=record.created_at, expires_at=expires_at))
         return record, key
@@ -110,42 +115,53 @@ class KeyStore:
             return int(db.execute(query).scalar_one())
 
     def revoke(self, key_or_id: str) -> KeyRecord:
+        """Effective at once in this process; on every edge that shares the database at
+        its next look at ``revision`` (``key_gate.py``: at most a second later)."""
         key_id = _key_id(key_or_id) or key_or_id
         with self.engine.begin() as db:
             db.execute(update(api_keys).where(api_keys.c.id == key_id,
                                               api_keys.c.revoked_at.is_(None))
                        .values(revoked_at=utc_now()))
-        with self._lock:
-            self._cache.clear()
+        self.revoked_here += 1
         record = next((r for r in self.list() if r.id == key_id), None)
         if record is None:
             raise KeyError(f"no key with id {key_id!r}")
         return record
 
+    def revision(self) -> tuple[int, int]:
+        """Changes whenever a key is revoked, created or deleted: one cheap query that each
+        edge makes once a second instead of looking up every key on every request."""
+        query = select(func.count(), func.count(api_keys.c.revoked_at)).select_from(api_keys)
+        with self.engine.connect() as db:
+            total, revoked = db.execute(query).one()
+        return int(total), int(revoked)
+
     def verify(self, key: str) -> KeyRecord | None:
-        """The key's record if it is known and not revoked; None otherwise.
+        """The key's record if it is known and not revoked; None otherwise. Blocking and
+        uncached: the request path goes through ``KeyGate`` instead.
 
         An expired key is returned (so the caller can say it expired); check ``expired()``.
         """
-        digest = _hash(key)
-        now = time.monotonic()
-        with self._lock:
-            cached = self._cache.get(digest)
-        if cached and now - cached[0] < _CACHE_SECONDS:
-            record: KeyRecord | None = cached[1]
-        else:
-            record = self._lookup(key, digest)
-            if record is not None:
-                with self._lock:
-                    self._cache[digest] = (now, record)
-        if record is not None and now - self._touched.get(record.id, -1e9) > _TOUCH_SECONDS:
-            self._touched[record.id] = now
-            with self.engine.begin() as db:
-                db.execute(update(api_keys).where(api_keys.c.id == record.id)
-                           .values(last_used_at=utc_now()))
+        record = self.lookup(key)
+        if record is not None and self.touch_due(record.id):
+            self.touch(record.id)
         return record
 
-    def _lookup(self, key: str, digest: str) -> KeyRecord | None:
+    def touch_due(self, key_id: str) -> bool:
+        """True at most once a minute per key: then its ``last_used_at`` is written."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._touched.get(key_id, -1e9) <= _TOUCH_SECONDS:
+                return False
+            self._touched[key_id] = now
+        return True
+
+    def touch(self, key_id: str) -> None:
+        with self.engine.begin() as db:
+            db.execute(update(api_keys).where(api_keys.c.id == key_id)
+                       .values(last_used_at=utc_now()))
+
+    def lookup(self, key: str) -> KeyRecord | None:
         key_id = _key_id(key)
         if key_id is None:
             return None
@@ -154,7 +170,7 @@ class KeyStore:
                              .where(api_keys.c.id == key_id)).first()
         if row is None or row[5] is not None:
             return None
-        if not hmac.compare_digest(row[8], digest):
+        if not hmac.compare_digest(row[8], key_digest(key)):
             return None
         return _record(tuple(row[:8]))
 

@@ -6,6 +6,7 @@ atomically, on Redis's own clock (so replicas with skewed clocks agree).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -13,6 +14,8 @@ from redis.exceptions import RedisError
 
 from ..errors import Overloaded
 from .limits import BUCKETS, Decision, ModelLimits, Snapshot, snapshot
+
+log = logging.getLogger(__name__)
 
 # KEYS: the three buckets. ARGV[1]: take | give | peek; ARGV[2..4]: capacities;
 # ARGV[5..7]: amounts (to take, or to give back). Returns allowed, wait, now, levels...
@@ -58,7 +61,8 @@ return out
 
 class RedisLimiter:
     def __init__(self, url: str, prefix: str = "b3os:rl") -> None:
-        self._redis: Any = aioredis.from_url(url)
+        # bounded waits: a Redis that hangs is refused like one that is down
+        self._redis: Any = aioredis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
         self._script = self._redis.register_script(_SCRIPT)
         self._prefix = prefix
 
@@ -71,10 +75,10 @@ class RedisLimiter:
         try:
             out = await self._script(keys=self._keys(key_id, model_id),
                                      args=[mode, *caps, *amounts])
-        except RedisError as exc:
-            raise Overloaded("the rate-limit store is unreachable; retry shortly",
-                             code="limits_unavailable", retry_after=1,
-                             detail=repr(exc)) from exc
+        except RedisError as exc:   # its text names hosts and ports: for the log only
+            log.warning("the rate-limit store did not answer: %s", exc)
+            raise Overloaded("the rate-limit store is unreachable right now; retry shortly",
+                             code="limits_unavailable", retry_after=1) from exc
         levels = [float(v) for v in out[3:]]
         return bool(int(out[0])), float(out[1]), snapshot(float(out[2]), levels, caps)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .key_gate import KeyGate
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
 from .queue import QueueConfig, Queues
@@ -22,6 +23,11 @@ class EdgeState:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     settle_grace_seconds: float = 5.0
     body_timeout_seconds: float = 30.0   # a body that stops arriving this long: 408
+    gate: KeyGate = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The keys' cache and revision watch, on the ledger's database threads.
+        self.gate = KeyGate(self.keys, self.ledger.threads)
 
     @classmethod
     def for_keys(cls, keys: KeyStore, **options: object) -> EdgeState:

@@ -1,14 +1,23 @@
-"""The usage ledger: one row per request, committed when the request ends."""
+"""The usage ledger: one row per request, committed when the request ends.
+
+On the request path a row is appended in place to a SQLite file that is not busy (tens of
+microseconds, ``sqlite_append.py``), else written on a database thread (``db_threads.py``),
+never on the event loop. A row the database refused (PostgreSQL down, say) is kept in
+memory, up to ``BACKLOG`` rows, and written with the next row that goes through.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import threading
+from collections import deque
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, case, func, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from .db import usage
+from .db_threads import DatabaseThreads
 from .keys import utc_now
 from .sqlite_append import SqliteAppender
 
@@ -26,6 +35,22 @@ class UsageRow:
     latency_ms: float
 
 
+# a bucket's start is a prefix of ``created_at`` (UTC, ``YYYY-MM-DDTHH:MM:SSZ``) plus this
+BUCKETS = {"minute": (16, ":00Z"), "hour": (13, ":00:00Z"), "day": (10, "T00:00:00Z")}
+
+
+@dataclass(frozen=True)
+class UsageBucket:
+    start: str
+    key_id: str | None
+    model: str
+    requests: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+
+
 @dataclass(frozen=True)
 class UsageTotal:
     key_id: str | None
@@ -37,9 +62,16 @@ class UsageTotal:
     cached_tokens: int
 
 
+log = logging.getLogger(__name__)
+
+BACKLOG = 100_000
+
+
 class UsageLedger:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, threads: DatabaseThreads | None = None) -> None:
         self.engine = engine
+        self.threads = threads or DatabaseThreads()
+        self._backlog: deque[dict[str, object]] = deque(maxlen=BACKLOG)
         self._appender: SqliteAppender | None = None
         self._appender_opened = False
         self._opening = threading.Lock()
@@ -50,19 +82,54 @@ class UsageLedger:
 
     async def commit(self, row: UsageRow) -> None:
         """``record`` for the request path: in place when the database is a SQLite file
-        that is not busy (no thread, tens of microseconds), else in a worker thread."""
+        that is not busy (no thread, tens of microseconds), else on a database thread.
+        Never raises for the database: a row it refuses waits in the backlog."""
         values = _values(row)
         appender = self._fast_appender()
-        if appender is None or not appender.append(values):
-            await asyncio.to_thread(self._write, values)
+        if appender is not None and not self._backlog and appender.append(values):
+            return
+        try:
+            await self.threads.run(self._write_or_keep, values)
+        except TimeoutError:
+            log.warning("the usage row of %s is still being written", row.request_id)
+
+    @property
+    def backlog(self) -> int:
+        """Rows the database refused, waiting for the next write that goes through."""
+        return len(self._backlog)
 
     def close(self) -> None:
+        if self._backlog:
+            self._write_or_keep(None)
+        if self._backlog:
+            log.error("%d usage rows could not be written before the ledger closed",
+                      len(self._backlog))
+        self.threads.close()
         if self._appender is not None:
             self._appender.close()
 
     def _write(self, values: dict[str, object]) -> None:
         with self.engine.begin() as db:
             db.execute(usage.insert().values(**values))
+
+    def _write_or_keep(self, values: dict[str, object] | None) -> None:
+        """On a database thread: the backlog, then this row, each in its own transaction."""
+        pending = []
+        while self._backlog:   # other threads may drain it too
+            try:
+                pending.append(self._backlog.popleft())
+            except IndexError:
+                break
+        if values is not None:
+            pending.append(values)
+        for done, row in enumerate(pending):
+            try:
+                self._write(row)
+            except SQLAlchemyError as exc:
+                log.warning("the ledger is unavailable, %d rows kept to write later: %s",
+                            len(pending) - done, exc)
+                self._backlog.extendleft(reversed(pending[done:]))
+                return
 
     def _fast_appender(self) -> SqliteAppender | None:
         if not self._appender_opened:
@@ -87,6 +154,24 @@ class UsageLedger:
                  .order_by(usage.c.key_id, usage.c.model))
         with self.engine.connect() as db:
             return [UsageTotal(row[0], row[1], *(int(v or 0) for v in row[2:]))
+                    for row in db.execute(query).all()]
+
+    def series(self, bucket: str, since: str) -> list[UsageBucket]:
+        """Rows from ``since`` on, summed per time bucket, key and model, oldest first.
+
+        The bucket is a prefix of the stored timestamp, so SQLite and PostgreSQL group
+        alike, without date functions of their own (tests/live/test_edge_postgres.py)."""
+        width, suffix = BUCKETS[bucket]
+        start = func.substr(usage.c.created_at, 1, width).label("bucket_start")
+        query = (select(start, usage.c.key_id, usage.c.model, func.count(),
+                        func.sum(case((usage.c.status >= 400, 1), else_=0)),
+                        func.sum(usage.c.input_tokens), func.sum(usage.c.output_tokens),
+                        func.sum(usage.c.cached_tokens))
+                 .where(usage.c.created_at >= since)
+                 .group_by(start, usage.c.key_id, usage.c.model)
+                 .order_by(start, usage.c.key_id, usage.c.model))
+        with self.engine.connect() as db:
+            return [UsageBucket(row[0] + suffix, row[1], row[2], *(int(v or 0) for v in row[3:]))
                     for row in db.execute(query).all()]
 
 

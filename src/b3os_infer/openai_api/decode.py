@@ -135,7 +135,7 @@ def _tool_call(call: ChatCompletionMessageFunctionToolCallParam, path: str) -> T
     arguments = call.function.arguments
     try:
         value = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):   # bad JSON, too deep, too many digits
         value = None
     if not isinstance(value, dict):
         raise invalid(f"{path}.function.arguments", "Input should be a JSON object encoded "

@@ -169,7 +169,7 @@ def _assistant_part(item: ResponseInputItemParam, path: str, signer: Signer,
 def _arguments(text: str, path: str) -> dict[str, JsonValue]:
     try:
         value = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):   # bad JSON, too deep, too many digits
         value = None
     if not isinstance(value, dict):
         raise invalid(path, "Input should be a JSON object encoded as a string")

@@ -1,0 +1,1 @@
+"""The web console: static files (``static/``) that the edge serves at ``/console``."""
