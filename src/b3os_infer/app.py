@@ -25,17 +25,21 @@ from .edge.admin import AdminApi
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
+from .edge.fleet import CALLBACK_PREFIX
 from .edge.forward import Forwarder
 from .edge.keys import KeyStore
 from .edge.middleware import EdgeMiddleware
 from .edge.node_guard import NodeGuard
 from .edge.nodes import NodePool
 from .edge.scrape import ScrapeAccess, metrics_route
+from .edge.shutdown_gate import ShutdownGate
 from .edge.state import EdgeState
 from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
+from .http.endpoint import report
 from .http.formats import BASE, api_for_path
 from .http.requests import request_id
+from .http.shutdown import Shutdown
 from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
@@ -69,7 +73,8 @@ async def http_error(request: Request, exc: Exception) -> Response:
 async def infer_error(request: Request, exc: Exception) -> Response:
     """A route's failure (see ``http/endpoint.py``), in its API's envelope."""
     assert isinstance(exc, InferError)
-    return error_response(request.url.path, exc, request_id(request))
+    return error_response(request.url.path, report(exc, request_id(request)),
+                          request_id(request))
 
 
 def _provider(path: str) -> str | None:
@@ -118,14 +123,15 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
     return app
 
 
-def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], ASGIApp]
-                 ) -> ASGIApp:
+def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], ASGIApp],
+                 shutdown: Shutdown, open_paths: tuple[str, ...] = ()) -> ASGIApp:
     inner = AdminApi(EdgeMiddleware(app, edge), edge)
-    return RequestContextMiddleware(observed(Console(AuthMiddleware(inner, edge.gate,
-                                                                     edge.ledger))))
+    authenticated = observed(Console(AuthMiddleware(inner, edge.gate, edge.ledger)))
+    return RequestContextMiddleware(ShutdownGate(authenticated, shutdown, open_paths))
 
 
-def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None, *,
+def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None,
+               shutdown: Shutdown | None = None, *,
                tracing: Tracing | None = None) -> ASGIApp:
     edge = edge or EdgeState.for_keys(keys)
     _watch_models(edge.metrics, registry)
@@ -135,20 +141,23 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
     app.state.keys = keys
     app.state.edge = edge
     return _edge_layers(app, edge, lambda inner: _observed(inner, edge.metrics, tracing,
-                                                             "serve"))
+                                                             "serve"), shutdown or Shutdown())
 
 
-def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None, *,
+def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None,
+                    shutdown: Shutdown | None = None, *,
                     tracing: Tracing | None = None) -> ASGIApp:
     metrics = metrics or Metrics()
     _watch_models(metrics, registry)
     scrape = metrics_route(metrics, ScrapeAccess(None, metrics.config.token, secret))
     app = _observed(_node_app(registry, None, scrape), metrics, tracing, "node")
-    return NodeGuard(RequestContextMiddleware(app), secret)
+    gated = ShutdownGate(app, shutdown or Shutdown())
+    return NodeGuard(RequestContextMiddleware(gated), secret)
 
 
 def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
-                    advertise_url: str, *, tracing: Tracing | None = None) -> ASGIApp:
+                    advertise_url: str, shutdown: Shutdown | None = None, *,
+                    tracing: Tracing | None = None) -> ASGIApp:
     tickets = Tickets()
     metrics = edge.metrics
     metrics.serve_models(lambda: {m for node in pool.nodes for m in node.openai_models})
@@ -187,4 +196,5 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
         else:
             await inner(scope, receive, send)
 
-    return _edge_layers(dispatch, edge, lambda inner: _observed(inner, metrics, tracing, "edge"))
+    return _edge_layers(dispatch, edge, lambda inner: _observed(inner, metrics, tracing, "edge"),
+                        shutdown or Shutdown(), (CALLBACK_PREFIX,))

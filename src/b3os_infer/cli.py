@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import uvicorn
 from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
@@ -20,6 +19,7 @@ from .edge.fleet import MissingSecret, node_secret
 from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
+from .http.shutdown import Shutdown
 from .node.models import ModelCard
 from .node.registry import ModelRegistry
 from .observe.metrics import Metrics
@@ -35,8 +35,9 @@ from .packs import (
     verify,
 )
 from .progress import ProgressBar
+from .serving import serve
 
-AppBuilder = Callable[[ModelRegistry], ASGIApp]
+AppBuilder = Callable[[ModelRegistry, Shutdown], ASGIApp]
 
 
 def _config(args: argparse.Namespace) -> Config | None:
@@ -65,11 +66,12 @@ def _serve(args: argparse.Namespace) -> int:
     keys = key_store(home, config)
     _first_key(keys, host, port)
     return _run(config, host, port, home.node_secret(),
-                lambda registry: _app(registry, config, keys))
+                lambda registry, shutdown: _app(registry, config, keys, shutdown))
 
 
-def _app(registry: ModelRegistry, config: Config, keys: KeyStore) -> ASGIApp:
-    return create_app(registry, keys, edge_state(config, keys))
+def _app(registry: ModelRegistry, config: Config, keys: KeyStore,
+         shutdown: Shutdown) -> ASGIApp:
+    return create_app(registry, keys, edge_state(config, keys), shutdown)
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:
@@ -118,7 +120,10 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
     print(f"serving {ids} at http://{host}:{port}/v1/infer", flush=True)
     for served in registry.all()[:1]:
         print(claude_code_hint(served.card), flush=True)
-    uvicorn.run(build(registry), host=host, port=port, log_level="info", access_log=False)
+    shutdown = Shutdown()
+    serve(build(registry, shutdown), shutdown, host, port,
+          config.server.shutdown_grace_seconds,
+          config.server.head_timeout_seconds)
     return 0
 
 
@@ -140,7 +145,8 @@ def _node(args: argparse.Namespace) -> int:
     host = args.host or config.server.host
     port = args.port or config.server.port
     return _run(config, host, port, secret.encode(),
-                lambda registry: create_node_app(registry, secret, Metrics(config.metrics)))
+                lambda registry, shutdown: create_node_app(
+                    registry, secret, Metrics(config.metrics), shutdown))
 
 
 def _edge(args: argparse.Namespace) -> int:
@@ -151,11 +157,13 @@ def _edge(args: argparse.Namespace) -> int:
     port = args.port or config.server.port
     keys = key_store(Home.resolve(), config)
     advertise = args.advertise_url or f"http://{_local(host)}:{port}"
+    shutdown = Shutdown()
     app = create_edge_app(edge_state(config, keys), NodePool(args.node, secret), secret,
-                          advertise)
+                          advertise, shutdown)
     print(f"edge at http://{host}:{port}/v1/infer in front of {' '.join(args.node)}",
           flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+    serve(app, shutdown, host, port, config.server.shutdown_grace_seconds,
+          config.server.head_timeout_seconds)
     return 0
 
 

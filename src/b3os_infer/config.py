@@ -28,6 +28,10 @@ class ConfigError(ValueError):
 class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8000
+    # SIGTERM: running requests may finish for this long, then they are ended
+    shutdown_grace_seconds: int = 30
+    # a connection whose request line and headers take longer is closed (slow clients)
+    head_timeout_seconds: int = 30
 
 
 @dataclass
@@ -80,6 +84,7 @@ class EdgeConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     database_url: str | None = None   # default: SQLite under $B3OS_INFER_HOME
     redis_url: str | None = None      # default: limits kept in this process
+    body_timeout_seconds: int = 30    # a body that stops arriving for this long: 408
 
 
 @dataclass

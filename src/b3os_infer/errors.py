@@ -16,12 +16,15 @@ class InferError(Exception):
     retryable: bool = False
 
     def __init__(self, message: str, *, code: str | None = None, param: str | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.code = code or self.default_code
         self.param = param
         self.retry_after = retry_after
+        # what went wrong inside (an exception's text, an upstream's body): logged with the
+        # request id, never sent to the client (``http.endpoint.report``)
+        self.detail = detail
 
 
 class InvalidRequest(InferError):
@@ -75,6 +78,26 @@ class ClientDisconnected(InferError):
 
     status = 499
     default_code = "client_disconnected"
+
+
+class ShuttingDown(InferError):
+    """The server stops: it admits nothing new, and ends what still runs at its bound."""
+
+    status = 503
+    default_code = "shutting_down"
+    retryable = True
+
+
+class RequestTimeout(InferError):
+    """The client stopped sending its request."""
+
+    status = 408
+    default_code = "request_timeout"
+
+
+class HeadersTooLarge(InferError):
+    status = 431
+    default_code = "request_headers_too_large"
 
 
 class InternalError(InferError):

@@ -1,4 +1,4 @@
-"""Racing a reply against the client's disconnect (``http.requests.until_disconnect``)."""
+"""Racing a reply against the client's disconnect (``http.cancellation.until_disconnect``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from starlette.requests import Request
 
 from b3os_infer.errors import ClientDisconnected
-from b3os_infer.http.requests import until_disconnect
+from b3os_infer.http.cancellation import until_disconnect
 
 
 def _request(disconnect: asyncio.Event) -> Request:

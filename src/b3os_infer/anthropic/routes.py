@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import ids
@@ -13,9 +13,9 @@ from ..core import ChatRequest
 from ..errors import InvalidRequest, NotFound
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
+from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, prepend
-from ..http.requests import json_body, request_id, until_disconnect
-from ..http.sse import SSE_HEADERS
+from ..http.requests import json_body, request_id
 from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
@@ -55,12 +55,12 @@ async def create_message(request: Request) -> Response:
     note_response_id(message_id)
     diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))
     if not stream:
-        result = await until_disconnect(request, fold(events))
+        result = await fold(events)
         return _json(message_of(message_id, chat.model, result, diagnose(result.usage)))
     first = await anext(events)
     encoder = MessageStreamEncoder(message_id, chat.model, diagnose)
     body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
-    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStream(body)
 
 
 @endpoint

@@ -11,7 +11,7 @@ import asyncio
 import math
 
 from ..core import Usage
-from ..errors import Overloaded, PermissionDenied, RateLimited
+from ..errors import ClientDisconnected, Overloaded, PermissionDenied, RateLimited
 from .keys import KeyRecord
 from .limits import ModelLimits, Snapshot
 from .state import EdgeState
@@ -47,6 +47,7 @@ class EdgeAccounting:
         self.admitted = False
         self.input_tokens = 0
         self.settled = asyncio.Event()
+        self.ended = False     # the request is over: nothing more may be admitted for it
         self._reserved_output = 0
 
     async def admit(self, model_id: str, input_tokens: int, max_tokens: int) -> None:
@@ -65,6 +66,9 @@ class EdgeAccounting:
             raise error
         queue = self.edge.queues.get(model_id)
         await queue.enter()
+        if self.ended:   # it ended while it waited (a fleet node's admission long-poll)
+            queue.leave()
+            raise ClientDisconnected("the request ended while it waited for a place")
         try:
             decision = await self.edge.limiter.take(self.key.id, model_id, limits,
                                                     (1, input_tokens, max_tokens))
@@ -94,9 +98,20 @@ class EdgeAccounting:
             limits = self.edge.limits.for_model(model_id)
             await self.edge.limiter.give_back(self.key.id, model_id, limits, unused)
 
+    async def reset(self) -> None:
+        """Undo an admission before the request is tried again elsewhere (failover): the
+        slot and the output reserved are given back, and it may be admitted anew."""
+        if self.admitted and not self.settled.is_set() and self.model is not None:
+            await self.settle(self.model, None)
+        self.admitted = False
+        self.usage = None
+        self.settled = asyncio.Event()
+
     async def finish(self) -> None:
         """After the response: wait briefly for a settle still on its way, else settle as
-        abandoned, so a slot and a reservation are never held forever."""
+        abandoned, so a slot and a reservation are never held forever; an admission still
+        on its way is refused."""
+        self.ended = True
         if not self.admitted or self.settled.is_set() or self.model is None:
             return
         try:

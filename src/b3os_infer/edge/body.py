@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope
 
-from ..errors import InvalidRequest, RequestTooLarge
+from ..errors import InvalidRequest, RequestTimeout, RequestTooLarge
 from ..http.formats import BASE
 from ..http.requests import parse_object
 
@@ -18,16 +20,23 @@ def too_large(limit: int) -> RequestTooLarge:
     return RequestTooLarge(f"the request body exceeds the limit of {limit} bytes")
 
 
-async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+async def read_body(scope: Scope, receive: Receive, limit: int,
+                    idle_seconds: float | None = None) -> bytes:
     """The whole body; 413 as soon as it is known to exceed ``limit`` (from
-    Content-Length, or while reading), never holding more than ``limit`` bytes."""
+    Content-Length, or while reading), never holding more than ``limit`` bytes; 408 when
+    none of it arrives for ``idle_seconds`` (a client trickling or stalling its body)."""
     length = Headers(scope=scope).get("content-length", "")
     if length.isdigit() and int(length) > limit:
         raise too_large(limit)
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
+        try:
+            async with asyncio.timeout(idle_seconds):
+                message = await receive()
+        except TimeoutError:
+            raise RequestTimeout(f"the request body stopped arriving: nothing came for "
+                                 f"{idle_seconds:g} s") from None
         if message["type"] == "http.disconnect":
             raise ClientGone
         chunk = message.get("body", b"")

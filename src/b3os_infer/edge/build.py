@@ -35,7 +35,8 @@ def edge_state(config: Config, keys: KeyStore) -> EdgeState:
     return EdgeState(keys=keys, ledger=UsageLedger(keys.engine), limits=config.limits,
                      limiter=limiter(config), queues=Queues(config.concurrency),
                      max_body_bytes=config.edge.max_body_bytes,
-                     metrics=Metrics(config.metrics))
+                     metrics=Metrics(config.metrics),
+                     body_timeout_seconds=config.edge.body_timeout_seconds)
 
 
 _DURATION = re.compile(r"(\d+)([mhdw])")

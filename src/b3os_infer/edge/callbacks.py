@@ -8,6 +8,7 @@ sends the node ``<advertise url>/_b3os/accounting/<ticket>``; the node posts to
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -15,6 +16,7 @@ from starlette.routing import Route
 
 from ..core import Usage
 from ..errors import InferError
+from ..http.cancellation import until_disconnect
 from .accounting import EdgeAccounting
 from .fleet import CALLBACK_PREFIX, SECRET_HEADER, error_to_wire, secret_matches
 
@@ -40,6 +42,15 @@ def _refusal(status: int, message: str) -> JSONResponse:
                         status_code=status)
 
 
+async def _act(target: EdgeAccounting, action: str, data: dict[str, Any]) -> None:
+    if action == "admit":
+        await target.admit(str(data["model"]), int(data["input_tokens"]),
+                           int(data["max_tokens"]))
+    else:
+        usage = Usage(**data["usage"]) if data.get("usage") else None
+        await target.settle(str(data["model"]), usage)
+
+
 def callback_route(tickets: Tickets, secret: str) -> Route:
     async def accounting(request: Request) -> Response:
         if not secret_matches(request.headers.get(SECRET_HEADER), secret):
@@ -49,12 +60,8 @@ def callback_route(tickets: Tickets, secret: str) -> Route:
             return _refusal(404, "no such forwarded request (it has ended)")
         data = await request.json()
         try:
-            if request.path_params["action"] == "admit":
-                await target.admit(str(data["model"]), int(data["input_tokens"]),
-                                   int(data["max_tokens"]))
-            else:
-                usage = Usage(**data["usage"]) if data.get("usage") else None
-                await target.settle(str(data["model"]), usage)
+            # a node that gives up (its client went away) leaves the queue at once
+            await until_disconnect(request, _act(target, request.path_params["action"], data))
         except InferError as error:
             return JSONResponse(error_to_wire(error), status_code=error.status)
         return JSONResponse({"ok": True})

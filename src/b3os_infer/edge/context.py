@@ -10,9 +10,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import ids
 from ..envelopes import error_response
-from ..errors import InternalError
+from ..errors import HeadersTooLarge, InternalError
+from ..http.requests import CURRENT_REQUEST_ID
 
 log = logging.getLogger(__name__)
+
+# Claude Code and the SDKs send a few KiB of headers; a client sending more than this is
+# answered 431 in its route's shape before anything else reads them
+MAX_HEADER_BYTES = 64 * 1024
+
+
+def headers_too_large(scope: Scope) -> HeadersTooLarge | None:
+    size = sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+    if size <= MAX_HEADER_BYTES:
+        return None
+    return HeadersTooLarge(f"the request headers take {size} bytes, more than the limit of "
+                           f"{MAX_HEADER_BYTES}")
 
 
 class RequestContextMiddleware:
@@ -34,6 +47,7 @@ class RequestContextMiddleware:
         rid = state.get("request_id") or ids.request_id()
         began = time.perf_counter()
         state["request_id"] = rid
+        CURRENT_REQUEST_ID.set(rid)
         started = False
 
         async def send_with_headers(message: Message) -> None:
@@ -47,6 +61,10 @@ class RequestContextMiddleware:
                 headers.append("server-timing", f"total;dur={elapsed:.3f}")
             await send(message)
 
+        if (too_large := headers_too_large(scope)) is not None:
+            response = error_response(scope["path"], too_large, rid)
+            await response(scope, receive, send_with_headers)
+            return
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception:

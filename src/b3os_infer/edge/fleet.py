@@ -5,6 +5,8 @@ from __future__ import annotations
 import hmac
 import os
 
+import httpx
+
 from ..errors import (
     InferError,
     InvalidRequest,
@@ -19,6 +21,13 @@ SECRET_HEADER = "x-b3os-node-secret"
 REQUEST_ID_HEADER = "x-b3os-request-id"
 ACCOUNTING_HEADER = "x-b3os-accounting"
 CALLBACK_PREFIX = "/_b3os/accounting/"
+
+# Every call between an edge and a node is bounded. A node's response head may wait for
+# the edge's queue (its admission long-poll), a stream has a keep-alive at least every
+# 15 s: five minutes of silence mean the node is stuck.
+FORWARD_TIMEOUT = httpx.Timeout(10, read=300)
+ADMIT_TIMEOUT = httpx.Timeout(10, read=290)   # answered 529 before the edge gives up
+SETTLE_TIMEOUT = httpx.Timeout(10)
 
 
 class MissingSecret(RuntimeError):

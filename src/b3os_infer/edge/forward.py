@@ -1,33 +1,45 @@
 """The edge's inner app in fleet mode: each request goes to a node serving its model.
 
 The body was read (under the limit) by ``EdgeMiddleware``; it is sent on whole, so a
-node that refuses the connection can be replaced by the next one. The response streams
-back chunk by chunk as the node writes it; a client that goes away closes the node's
-response, which cancels the generation there.
+node that fails before its first byte (refused, timed out, reset, garbled) is marked down
+and replaced by the next one. The response streams back chunk by chunk as the node
+writes it; a client that goes away, while the node still admits the request or while it
+streams, closes the node's connection, which cancels the generation there.
 """
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx
 from starlette.responses import JSONResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from ..envelopes import error_response
-from ..errors import InferError, Overloaded
+from ..errors import ClientDisconnected, InferError, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.allowance import allowed_models
+from ..http.cancellation import race_disconnect
+from ..http.endpoint import report
 from ..http.formats import BASE
 from ..observe.tracing import TRACE_HEADERS, outgoing_trace_headers
 from ..pagination import page_by_id
 from .accounting import EdgeAccounting
 from .body import read_body, requested_model
 from .callbacks import Tickets
-from .fleet import ACCOUNTING_HEADER, CALLBACK_PREFIX, REQUEST_ID_HEADER, SECRET_HEADER
+from .fleet import (
+    ACCOUNTING_HEADER,
+    CALLBACK_PREFIX,
+    FORWARD_TIMEOUT,
+    REQUEST_ID_HEADER,
+    SECRET_HEADER,
+)
 from .nodes import Node, NodePool
+from .shutdown_gate import DRAINING_HEADER
+
+log = logging.getLogger(__name__)
 
 _NOT_FORWARDED = {"host", "content-length", "connection", "keep-alive", "authorization",
                   "x-api-key", "transfer-encoding", "te", "upgrade", "proxy-authorization",
@@ -53,32 +65,65 @@ class Forwarder:
                 return
             body = await read_body(scope, receive, 1 << 62)
             nodes = self.pool.candidates(requested_model(path, body))
-            await self._forward(nodes, body, scope, receive, send)
+            # from here to the response's last byte, a client that goes away ends it
+            await race_disconnect(receive, self._forward(nodes, body, scope, send))
+        except ClientDisconnected:
+            return
         except InferError as error:
             rid = scope["state"]["request_id"]
-            await error_response(path, error, rid)(scope, receive, send)
+            await error_response(path, report(error, rid), rid)(scope, receive, send)
 
-    async def _forward(self, nodes: list[Node], body: bytes, scope: Scope, receive: Receive,
+    async def _forward(self, nodes: list[Node], body: bytes, scope: Scope,
                        send: Send) -> None:
         accounting: EdgeAccounting | None = scope["state"].get(ACCOUNTING_KEY)
-        ticket = self.tickets.add(accounting) if accounting else None
+        ticket: str | None = None
         try:
             for node in nodes:
-                request = self._request(node, body, scope, ticket)
-                assert self.client is not None
-                try:
-                    response = await self.client.send(request, stream=True)
-                except httpx.ConnectError as exc:
-                    self.pool.mark_down(node, str(exc) or "connection refused")
-                    continue
-                await relay(response, receive, send)
-                return
-            raise Overloaded("every node serving this model refused the connection",
+                ticket = self._new_ticket(accounting, ticket)
+                response = await self._send(node, body, scope, ticket)
+                if response is not None:
+                    await relay(response, send, self.pool, node, scope)
+                    return
+            raise Overloaded("every node serving this model failed before answering",
                              code="no_node_available", retry_after=2)
         finally:
             if accounting is not None and ticket is not None:
                 await accounting.finish()
                 self.tickets.remove(ticket)
+
+    def _new_ticket(self, accounting: EdgeAccounting | None, old: str | None) -> str | None:
+        """A fresh ticket per try: a node that failed cannot admit or settle the retry."""
+        if accounting is None:
+            return None
+        if old is not None:
+            self.tickets.remove(old)
+        return self.tickets.add(accounting)
+
+    async def _send(self, node: Node, body: bytes, scope: Scope,
+                    ticket: str | None) -> httpx.Response | None:
+        """The node's response head, or None after a transport failure (node marked down,
+        what it had admitted given back) so that the next node is tried."""
+        request = self._request(node, body, scope, ticket)
+        assert self.client is not None
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            if isinstance(exc, httpx.PoolTimeout):   # our own pool, not the node
+                raise Overloaded("the edge has no free connection to its nodes right now",
+                                 code="edge_busy", retry_after=1) from exc
+            await self._give_up(node, scope, describe(exc))
+            return None
+        if response.headers.get(DRAINING_HEADER):     # the node is shutting down
+            await response.aclose()
+            await self._give_up(node, scope, "shutting down")
+            return None
+        return response
+
+    async def _give_up(self, node: Node, scope: Scope, reason: str) -> None:
+        self.pool.mark_down(node, reason)
+        accounting: EdgeAccounting | None = scope["state"].get(ACCOUNTING_KEY)
+        if accounting is not None:
+            await accounting.reset()
 
     def _request(self, node: Node, body: bytes, scope: Scope,
                  ticket: str | None) -> httpx.Request:
@@ -95,7 +140,11 @@ class Forwarder:
         url = node.url + scope["path"] + (f"?{query}" if query else "")
         assert self.client is not None
         return self.client.build_request(scope["method"], url, headers=headers, content=body,
-                                         timeout=httpx.Timeout(10, read=None))
+                                         timeout=FORWARD_TIMEOUT)
+
+
+def describe(exc: httpx.TransportError) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _response_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
@@ -109,29 +158,23 @@ def _response_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-async def relay(response: httpx.Response, receive: Receive, send: Send) -> None:
-    """Send the node's response on as it arrives; stop when the client goes away."""
-    await send({"type": "http.response.start", "status": response.status_code,
-                "headers": _response_headers(response)})
-
-    async def pump() -> None:
-        async for chunk in response.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def client_gone() -> None:
-        message: Message = await receive()
-        while message["type"] != "http.disconnect":
-            message = await receive()
-
-    tasks = {asyncio.ensure_future(pump()), asyncio.ensure_future(client_gone())}
+async def relay(response: httpx.Response, send: Send, pool: NodePool, node: Node,
+                scope: Scope) -> None:
+    """Send the node's response on as it arrives (the caller races it against the client's
+    disconnect, which closes the node's response and so cancels the work there)."""
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            task.result()
+        await send({"type": "http.response.start", "status": response.status_code,
+                    "headers": _response_headers(response)})
+        try:
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except httpx.TransportError as exc:   # after the first byte: no other node can
+            log.warning("request %s: node %s broke off its response: %s",
+                        scope["state"]["request_id"], node.url, describe(exc))
+            if isinstance(exc, httpx.TimeoutException):
+                pool.mark_down(node, describe(exc))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        for task in tasks:
-            task.cancel()
         await response.aclose()
 
 

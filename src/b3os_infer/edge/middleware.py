@@ -26,6 +26,8 @@ from .usage import UsageRow
 
 log = logging.getLogger(__name__)
 
+CLIENT_CLOSED = 499   # the ledger's status of a request whose client went away
+
 
 class EdgeMiddleware:
     def __init__(self, app: ASGIApp, edge: EdgeState) -> None:
@@ -40,8 +42,10 @@ class EdgeMiddleware:
             return
         request = EdgeRequest(self.edge, scope, key)
         try:
-            body = await read_body(scope, receive, self.edge.max_body_bytes)
+            body = await read_body(scope, receive, self.edge.max_body_bytes,
+                                   self.edge.body_timeout_seconds)
         except ClientGone:
+            await request.abandoned()
             return
         except InferError as error:
             await request.refuse(error, receive, send)
@@ -65,6 +69,11 @@ class EdgeRequest:
         self.recorded = False
         self.accounting = EdgeAccounting(edge, key)
 
+    async def abandoned(self) -> None:
+        """The client went away before its body arrived: its row says 499."""
+        self.status = CLIENT_CLOSED
+        await self._end()
+
     async def refuse(self, error: InferError, receive: Receive, send: Send) -> None:
         response = error_response(self.scope["path"], error, self.scope["state"]["request_id"])
         try:
@@ -76,6 +85,8 @@ class EdgeRequest:
         self.scope["state"][ACCOUNTING_KEY] = self.accounting
         try:
             await app(self.scope, receive, self._sending(send))
+            if not self.recorded:   # the response never ended: its client went away
+                self.status = CLIENT_CLOSED
         finally:
             await self._end()
 
@@ -119,7 +130,7 @@ class EdgeRequest:
         row = UsageRow(
             request_id=self.scope["state"]["request_id"], key_id=self.key.id,
             model=self.accounting.model or self.model or "", route=self._route(),
-            status=self.status or 499,
+            status=self.status or CLIENT_CLOSED,
             input_tokens=usage.input_tokens if usage else self.accounting.input_tokens,
             output_tokens=usage.output_tokens if usage else 0,
             cached_tokens=usage.cached_tokens if usage else 0,

@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import httpx
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import ids
 from ..core import Usage
@@ -21,8 +21,10 @@ from ..errors import AuthenticationFailed, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
 from .fleet import (
     ACCOUNTING_HEADER,
+    ADMIT_TIMEOUT,
     REQUEST_ID_HEADER,
     SECRET_HEADER,
+    SETTLE_TIMEOUT,
     error_from_wire,
     secret_matches,
 )
@@ -35,8 +37,13 @@ class NodeGuard:
     def __init__(self, app: ASGIApp, secret: str) -> None:
         self.app = app
         self.secret = secret
+        # one client for every admit and settle, closed when the app shuts down
+        self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, self._closing(send))
+            return
         if scope["type"] != "http" or scope["path"] == METRICS_PATH:   # it checks itself
             await self.app(scope, receive, send)
             return
@@ -53,21 +60,32 @@ class NodeGuard:
         state = scope.setdefault("state", {})
         state["request_id"] = headers.get(REQUEST_ID_HEADER) or ids.request_id()
         if url := headers.get(ACCOUNTING_HEADER):
-            state[ACCOUNTING_KEY] = RemoteAccounting(url, self.secret)
+            state[ACCOUNTING_KEY] = RemoteAccounting(url, self.secret, self.client)
         await self.app(scope, receive, send)
+
+    def _closing(self, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                await self.client.aclose()
+            await send(message)
+        return sending
 
 
 class RemoteAccounting:
-    """Admits and settles at the edge that forwarded the request."""
+    """Admits and settles at the edge that forwarded the request, each call bounded.
 
-    def __init__(self, url: str, secret: str) -> None:
+    The admission is a long-poll (the edge answers when its queue has a place); a node
+    whose own client goes away cancels it, which closes the connection, and the edge
+    then gives up the place (``callbacks.py``)."""
+
+    def __init__(self, url: str, secret: str, client: httpx.AsyncClient) -> None:
         self.url = url
         self.secret = secret
+        self.client = client
 
     async def admit(self, model_id: str, input_tokens: int, max_tokens: int) -> None:
-        # Waiting for a slot in the edge's queue can take a while: no read timeout.
         response = await self._post("admit", {"model": model_id, "input_tokens": input_tokens,
-                                              "max_tokens": max_tokens}, read_timeout=None)
+                                              "max_tokens": max_tokens}, ADMIT_TIMEOUT)
         if response.status_code != 200:
             raise error_from_wire(response.json())
 
@@ -75,17 +93,20 @@ class RemoteAccounting:
         try:
             await self._post("settle", {"model": model_id,
                                         "usage": asdict(usage) if usage else None},
-                             read_timeout=10)
+                             SETTLE_TIMEOUT)
         except Overloaded:
             log.warning("could not settle at %s; the edge settles it itself", self.url)
 
     async def _post(self, action: str, payload: dict[str, object],
-                    read_timeout: float | None) -> httpx.Response:
-        timeout = httpx.Timeout(10, read=read_timeout)
+                    timeout: httpx.Timeout) -> httpx.Response:
         try:
-            async with httpx.AsyncClient(timeout=timeout) as client:
-                return await client.post(f"{self.url}/{action}", json=payload,
-                                         headers={SECRET_HEADER: self.secret})
+            return await self.client.post(f"{self.url}/{action}", json=payload,
+                                          headers={SECRET_HEADER: self.secret},
+                                          timeout=timeout)
+        except httpx.TimeoutException as exc:
+            raise Overloaded("the edge that forwarded this request did not answer in time",
+                             code="edge_timeout", retry_after=1) from exc
         except httpx.HTTPError as exc:
-            raise Overloaded(f"the edge that forwarded this request cannot be reached: "
-                             f"{exc}", code="edge_unreachable", retry_after=1) from exc
+            log.warning("the edge at %s cannot be reached: %s", self.url, exc)
+            raise Overloaded("the edge that forwarded this request cannot be reached",
+                             code="edge_unreachable", retry_after=1) from exc

@@ -1,8 +1,8 @@
 """The nodes behind an edge: which are up and which models each serves.
 
 Every few seconds the edge asks each node for its health and both model listings; a node
-that fails is left out until it answers again, and one that refuses a connection is
-marked down at once.
+that fails is left out until it answers again, and one that fails a forwarded request
+(refused, timed out, reset) is marked down at once.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ class NodePool:
         node.up, node.problem = True, None
 
     def mark_down(self, node: Node, reason: str) -> None:
-        log.warning("node %s refused the connection: %s", node.url, reason)
+        log.warning("node %s failed a request: %s; left out until it answers again",
+                    node.url, reason)
         node.up, node.problem = False, reason
 
     def candidates(self, model_id: str | None) -> list[Node]:

@@ -24,6 +24,7 @@ class EdgeState:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     settle_grace_seconds: float = 5.0
     metrics: Metrics = field(default_factory=Metrics)
+    body_timeout_seconds: float = 30.0   # a body that stops arriving this long: 408
     gate: KeyGate = field(init=False)
 
     def __post_init__(self) -> None:

@@ -56,6 +56,10 @@ from .reasoning import ReasoningTracker
 
 log = logging.getLogger(__name__)
 
+
+def _failed(exc: Exception) -> InternalError:
+    return InternalError("the engine failed while generating", detail=repr(exc))
+
 _SCHEDULER_STACK_BYTES = 512 * 1024 * 1024
 _KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
 
@@ -328,7 +332,7 @@ class LlamaCppEngine:
                 except Exception as exc:  # a failed decode fails the sequences in it
                     log.exception("decode step failed")
                     for sequence in list(self._active):
-                        self._outbox.put(sequence, InternalError(f"the engine failed: {exc}"))
+                        self._outbox.put(sequence, _failed(exc))
                         self._release(sequence, keep_kv=False)
             self._outbox.flush()  # admission alone may have answered (or refused) some
         for sequence in self._active + self._waiting:
@@ -364,7 +368,7 @@ class LlamaCppEngine:
                 continue
             except Exception as exc:  # never let one request stop the scheduler
                 log.exception("building a sampler failed")
-                self._outbox.put(candidate, InternalError(f"the engine failed: {exc}"))
+                self._outbox.put(candidate, _failed(exc))
                 continue
             seat = _pick_slot(self._slots, candidate.request.prompt,
                               self.settings.min_prefix_copy)

@@ -67,6 +67,7 @@ class ScriptedEngine:
         self._prompts: deque[list[int]] = deque(maxlen=_CACHED_PROMPTS)
         self._running = 0
         self._held = 0          # tokens the running replies hold (their "KV")
+        self._waiting = 0      # in their ``first_delay_s``: not admitted yet
         self._started = False
         self.use(script)
 
@@ -105,7 +106,7 @@ class ScriptedEngine:
         return self._started
 
     def load(self) -> dict[str, int]:
-        return {"active": self._running, "waiting": 0}
+        return {"active": self._running, "waiting": self._waiting}
 
     def kv_usage(self) -> KvUsage:
         """The prompt and generated tokens of the running replies, of one window."""
@@ -132,7 +133,11 @@ class ScriptedEngine:
         index = self._choose(received)
         reply = self.script.replies[index]
         if reply.first_delay_s:
-            await asyncio.sleep(reply.first_delay_s)
+            self._waiting += 1
+            try:
+                await asyncio.sleep(reply.first_delay_s)
+            finally:
+                self._waiting -= 1
         if (refusal := reply.refusal()) is not None:
             raise refusal
         self._running += 1

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 UNKNOWN_TOKEN = -2   # the engine streamed a token's text but not its id
 _HEALTH_EVERY_S = 2.0
+READ_TIMEOUT_S = 300.0   # silence from the engine for this long fails the request
 
 
 @dataclass
@@ -90,7 +91,8 @@ class UpstreamEngine:
             if self.settings.api_key else {}
         self._client = httpx.AsyncClient(
             base_url=self.settings.url.rstrip("/"), headers=headers,
-            timeout=httpx.Timeout(10.0, read=None), limits=httpx.Limits(max_connections=None))
+            timeout=httpx.Timeout(10.0, read=READ_TIMEOUT_S),
+            limits=httpx.Limits(max_connections=None))
         self._watch = asyncio.create_task(self._watch_health())
 
     async def close(self) -> None:
@@ -208,8 +210,8 @@ class UpstreamEngine:
                     self._check_count(piece, len(context))
                     yield piece
         except httpx.HTTPError as exc:
-            raise InternalError(f"the model service at {self.settings.url} failed: "
-                                f"{type(exc).__name__}") from exc
+            raise InternalError("the model service failed",
+                                detail=f"{self.settings.url}: {exc!r}") from exc
 
     def _check_count(self, piece: Piece, ours: int) -> None:
         if piece.prompt_tokens is not None and piece.prompt_tokens != ours and \
@@ -224,7 +226,8 @@ def _reason(finish: str) -> FinishReason:
         return "length"
     if finish == "stop":
         return "eog"
-    raise InternalError(f"the model service ended the request: {finish}")
+    raise InternalError("the model service ended the request",
+                        detail=f"finish reason {finish!r}")
 
 
 def _take(piece: Piece, state: _Progress, director: Director
@@ -262,10 +265,11 @@ def _upstream_error(status: int, body: bytes, retry_after: str | None) -> InferE
     message = _message(body)
     if status in (429, 503):
         seconds = float(retry_after) if retry_after and retry_after.isdigit() else None
-        return Overloaded(f"the model service is overloaded: {message}", retry_after=seconds)
+        return Overloaded("the model service is overloaded; retry shortly",
+                          retry_after=seconds, detail=f"{status}: {message}")
     if status in (400, 413, 422):
         return InvalidRequest(f"the model service refused the request: {message}")
-    return InternalError(f"the model service answered {status}: {message}")
+    return InternalError("the model service failed", detail=f"{status}: {message}")
 
 
 def _message(body: bytes) -> str:

@@ -17,6 +17,7 @@ from starlette.requests import Request
 
 from ..core import Finished, Usage
 from ..observe.context import note_admission
+from .shutdown import Shutdown, guarded, shutdown_of
 
 ACCOUNTING_KEY = "b3os.accounting"
 
@@ -39,10 +40,12 @@ def _finished_usage(event: object) -> Usage | None:
 class Admission:
     """One admitted request; ``settle`` is idempotent."""
 
-    def __init__(self, accounting: Accounting | None, model_id: str) -> None:
+    def __init__(self, accounting: Accounting | None, model_id: str,
+                 shutdown: Shutdown | None = None) -> None:
         self._accounting = accounting
         self._model_id = model_id
         self._settled = False
+        self._shutdown = shutdown
 
     async def settle(self, usage: Usage | None) -> None:
         if self._settled or self._accounting is None:
@@ -50,12 +53,17 @@ class Admission:
         self._settled = True
         await self._accounting.settle(self._model_id, usage)
 
-    async def watch(self, events: AsyncGenerator[T, None],
-                    usage_of: Callable[[T], Usage | None] = _finished_usage
-                    ) -> AsyncGenerator[T, None]:
-        """Pass a stream through, settling with its final usage, or None if it broke off.
+    def watch(self, events: AsyncGenerator[T, None],
+              usage_of: Callable[[T], Usage | None] = _finished_usage
+              ) -> AsyncGenerator[T, None]:
+        """Pass a stream through, settling with its final usage, or None if it broke off
+        (the client went away, or the server's shutdown bound ended it).
 
         ``usage_of`` picks the usage out of the event that ends the stream."""
+        return guarded(self._shutdown, self._settling(events, usage_of))
+
+    async def _settling(self, events: AsyncGenerator[T, None],
+                        usage_of: Callable[[T], Usage | None]) -> AsyncGenerator[T, None]:
         usage: Usage | None = None
         try:
             async for event in events:
@@ -69,10 +77,12 @@ class Admission:
 async def admit(request: Request, model_id: str, input_tokens: int,
                 max_tokens: int) -> Admission:
     accounting: Accounting | None = request.scope.get("state", {}).get(ACCOUNTING_KEY)
+    shutdown = shutdown_of(request.scope)
     began = time.perf_counter_ns()
     try:
         if accounting is not None:
-            await accounting.admit(model_id, input_tokens, max_tokens)
+            wait = accounting.admit(model_id, input_tokens, max_tokens)
+            await (shutdown.interruptible(wait) if shutdown else wait)
     finally:
         note_admission(model_id, began, time.perf_counter_ns())
-    return Admission(accounting, model_id)
+    return Admission(accounting, model_id, shutdown)

@@ -14,24 +14,44 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..errors import InferError, InternalError
+from .cancellation import cancellable
+from .requests import CURRENT_REQUEST_ID
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
 
 
+def report(error: InferError, rid: str | None = None) -> InferError:
+    """An error on its way to the client: its inside detail goes to the log with the
+    request id, and the client's message names that id (once, however often called)."""
+    if error.detail is None:
+        return error
+    rid = rid or CURRENT_REQUEST_ID.get()
+    log.error("request %s failed: %s: %s", rid, error.message, error.detail)
+    error.detail = None
+    if rid:
+        error.message = f"{error.message} (request {rid}; the server log has the detail)"
+    return error
+
+
 def as_infer_error(exc: BaseException) -> InferError:
     if isinstance(exc, InferError):
-        return exc
-    log.error("unexpected failure", exc_info=exc)
-    return InternalError("the server failed while handling this request; it has been logged")
+        return report(exc)
+    rid = CURRENT_REQUEST_ID.get()
+    log.error("request %s: unexpected failure", rid, exc_info=exc)
+    return InternalError("the server failed while handling this request; it has been logged"
+                         + (f" under {rid}" if rid else ""))
 
 
 def endpoint(handler: Handler) -> Handler:
+    """Every failure an ``InferError``; the whole handler raced against the disconnect."""
+    raced = cancellable(handler)
+
     @functools.wraps(handler)
     async def wrapper(request: Request) -> Response:
         try:
-            return await handler(request)
+            return await raced(request)
         except InferError:
             raise
         except Exception as exc:  # noqa: BLE001 - logged, and answered as an internal error

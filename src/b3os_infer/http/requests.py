@@ -1,19 +1,16 @@
-"""Reading JSON bodies and racing work against a client's disconnect."""
+"""Reading JSON bodies and the request id."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import re
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from contextvars import ContextVar
+from typing import Any
 
 from starlette.requests import Request
 
-from ..errors import ClientDisconnected, InvalidRequest
-
-T = TypeVar("T")
+from ..errors import InvalidRequest
 
 
 async def json_body(request: Request) -> dict[str, Any]:
@@ -68,42 +65,11 @@ def parse_object(raw: bytes) -> dict[str, Any]:
     return data
 
 
+# the id of the request this task serves (set by the outermost middleware); tasks that a
+# request starts inherit it
+CURRENT_REQUEST_ID: ContextVar[str | None] = ContextVar("b3os_request_id", default=None)
+
+
 def request_id(request: Request) -> str | None:
     rid = request.scope.get("state", {}).get("request_id")
     return rid if isinstance(rid, str) else None
-
-
-async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
-    """Await ``work`` in this task; cancel it if the client goes away first.
-
-    One watcher task listens for the disconnect and cancels this task; the work itself
-    runs here, without a task of its own (a task and a wait cost tens of microseconds,
-    which a one-token request notices)."""
-    this = asyncio.current_task()
-    assert this is not None, "until_disconnect runs in a task"
-    gone = False
-
-    async def watch() -> None:
-        nonlocal gone
-        await _wait_disconnect(request)
-        gone = True
-        this.cancel()
-
-    watcher = asyncio.create_task(watch())
-    try:
-        return await work
-    except asyncio.CancelledError:
-        if not gone:
-            raise
-        this.uncancel()
-        raise ClientDisconnected("the client disconnected before the answer was ready"
-                                 ) from None
-    finally:
-        watcher.cancel()
-
-
-async def _wait_disconnect(request: Request) -> None:
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return

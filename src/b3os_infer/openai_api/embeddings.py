@@ -16,7 +16,7 @@ from starlette.responses import Response
 from ..core import Usage
 from ..http.accounting import admit
 from ..http.endpoint import endpoint
-from ..http.requests import json_body, until_disconnect
+from ..http.requests import json_body
 from ..node.embedding import EmbeddingInput, EmbeddingModel
 from ..node.registry import ModelRegistry
 from ..node.vectors import PACKED, convert
@@ -42,7 +42,7 @@ async def create_embeddings(request: Request) -> Response:
     counted = model.counted(inputs)
     admission = await admit(request, params.model, counted, 0)
     try:
-        vectors = await until_disconnect(request, model.embed(inputs))
+        vectors = await model.embed(inputs)   # raced against the disconnect (endpoint)
     except BaseException:
         await admission.settle(None)
         raise

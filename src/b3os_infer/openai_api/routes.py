@@ -7,16 +7,16 @@ from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import ids
 from ..errors import model_not_available
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
+from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, prepend
-from ..http.requests import json_body, until_disconnect
-from ..http.sse import SSE_HEADERS
+from ..http.requests import json_body
 from ..node.chat import ChatModel
 from ..node.choices import final_usage, fold_choices, merged, seeded
 from ..node.embedding import EmbeddingModel
@@ -48,7 +48,7 @@ async def chat_completions(request: Request) -> Response:
     completion_id, created = ids.completion_id(), int(time.time())
     note_response_id(completion_id)
     if not options.stream:
-        results, usage = await until_disconnect(request, fold_choices(events, options.n))
+        results, usage = await fold_choices(events, options.n)
         body = completion_body(completion_id, created, chat.model, results, usage,
                                options.logprobs)
         return Response(body.to_json(), media_type="application/json")
@@ -56,7 +56,7 @@ async def chat_completions(request: Request) -> Response:
     encoder = ChunkEncoder(completion_id, created, chat.model,
                            include_usage=options.include_usage, logprobs=options.logprobs)
     frames = encode_chunks(prepend(first, events), encoder.encode, as_infer_error)
-    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStream(frames)
 
 
 def model_entry(model: ChatModel) -> dict[str, Any]:

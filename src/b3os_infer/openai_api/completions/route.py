@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from ... import ids
 from ...core import Usage
 from ...http.accounting import admit
+from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint, prepend
-from ...http.requests import json_body, until_disconnect
-from ...http.sse import SSE_HEADERS
+from ...http.requests import json_body
 from ...node.chat import ChatModel
 from ...node.choices import final_usage, fold_choices, merged, seeded
 from ...node.completion import stream_text
@@ -59,12 +59,12 @@ async def completions(request: Request) -> Response:
     encoder = CompletionEncoder(ids.text_completion_id(), int(time.time()), legacy, echoes)
     note_response_id(encoder.completion_id)
     if not legacy.stream:
-        results, usage = await until_disconnect(request, fold_choices(events, len(streams)))
+        results, usage = await fold_choices(events, len(streams))
         return Response(encoder.body(results, usage).to_json(),
                         media_type="application/json")
     first = await anext(events)
     body = encode_chunks(prepend(first, events), encoder.chunks, as_infer_error)
-    return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStream(body)
 
 
 def _per_prompt(n: int) -> Callable[[list[Usage]], Usage]:

@@ -8,13 +8,14 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from pydantic import BaseModel, JsonValue
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from ...core import ChatEvent
 from ...http.accounting import admit
+from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint
-from ...http.requests import json_body, until_disconnect
-from ...http.sse import PING_COMMENT, SSE_HEADERS, named_frame, with_pings
+from ...http.requests import json_body
+from ...http.sse import PING_COMMENT, named_frame, with_pings
 from ...node.chat import ChatModel
 from ...observe.context import note_response_id
 from ..wire.response_create import ResponseCreateParams
@@ -100,8 +101,8 @@ async def create_response(request: Request) -> Response:
                               encrypted=options.encrypted)
     note_response_id(builder.response.id)
     if not options.stream:
-        body = await until_disconnect(request, _whole(builder, events))
+        body = await _whole(builder, events)
         return Response(body.to_json(), media_type="application/json")
     frames = with_pings(_frames(builder, events), PING_COMMENT)
-    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStream(frames)
 
