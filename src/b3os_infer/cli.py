@@ -96,7 +96,8 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
     registry = ModelRegistry()
     try:
         for model in config.served():
-            registry.add(load_model(model, config.engine, secret))
+            registry.add(load_model(model, config.engine, secret,
+                                    cache_dir=Home.resolve().prefix_cache))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
