@@ -115,21 +115,24 @@ class DiskCache:
 
     # ---- reading ----------------------------------------------------------------------
 
-    def read(self, entry: DiskEntry) -> bytes | None:
+    def read(self, entry: DiskEntry) -> bytearray | None:
         """The entry's state, checked whole; a bad file is deleted and None returned."""
         try:
             header, tokens, offset = _read_header(entry.path)
             self._check_identity(header)
+            size = int(header["state_bytes"])
+            if entry.path.stat().st_size != offset + size:
+                raise CorruptFile("it is truncated")
+            state = bytearray(size)
             with entry.path.open("rb") as source:
                 source.seek(offset)
-                state = source.read()
-            if len(state) != header["state_bytes"]:
-                raise CorruptFile("it is truncated")
+                if source.readinto(state) != size:
+                    raise CorruptFile("it is truncated")
             if zlib.crc32(state) != header["crc32"] or tokens != entry.tokens:
                 raise CorruptFile("its checksum does not match")
             os.utime(entry.path)   # recently used: the last to be evicted
             return state
-        except (CorruptFile, OSError, KeyError, TypeError) as exc:
+        except (CorruptFile, OSError, KeyError, TypeError, ValueError) as exc:
             log.warning("prefix cache: ignoring and deleting %s: %s", entry.path.name, exc)
             self.forget(entry)
             return None

@@ -84,12 +84,14 @@ class KvPool:
         saved, shared = self.disk.longest(prompt)
         if saved is None or shared < match.shared + self._min_disk_gain:
             return match
+        if self.index.spare() < 2 and not [e for e in self.index.parked() if e is not match.entry]:
+            return match   # no id for it beside the new sequence's
         started = time.perf_counter()
         state = self.disk.read(saved)
         if state is None:
             return match
         entry = self._open(keep=match.entry)
-        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)
         while not ll.llama_state_seq_set_data(self._ctx, buffer, len(state), entry.seq_id):
             if not self.evict(keep=match.entry):   # no room in the pool for it now
                 self.index.remove(entry)

@@ -316,7 +316,8 @@ class LlamaCppEngine:
         while not self._stopping:
             self._drain_inbox(block=not self._active and not self._waiting)
             self._reap_cancelled()
-            self._admit()
+            if self._admit():
+                self._outbox.flush()   # before a long prefill, its client hears it is admitted
             if self._active:
                 try:
                     self._step()
@@ -349,11 +350,13 @@ class LlamaCppEngine:
         for sequence in [s for s in self._active if s.cancelled]:
             self._release(sequence)
 
-    def _admit(self) -> None:
+    def _admit(self) -> bool:
+        """Seat waiting requests while there is room; True if one has a long prefill ahead."""
+        long_prefill = False
         while self._waiting and len(self._active) < self.settings.parallel:
             candidate = self._waiting[0]
             if not self._room_for(candidate.request.prompt):
-                return   # it waits for running sequences to end (first come, first served)
+                break   # it waits for running sequences to end (first come, first served)
             self._waiting.pop(0)
             try:
                 candidate.sampler = sampler_chain(self._vocab, candidate.request)
@@ -364,10 +367,18 @@ class LlamaCppEngine:
                 log.exception("building a sampler failed")
                 self._outbox.put(candidate, InternalError(f"the engine failed: {exc}"))
                 continue
-            row = self._seat(candidate)
+            try:
+                row = self._seat(candidate)
+            except Exception as exc:  # never let one request stop the scheduler
+                log.exception("seating a sequence failed")
+                self._outbox.put(candidate, InternalError(f"the engine failed: {exc}"))
+                self._release(candidate, keep_kv=False)
+                continue
+            long_prefill = long_prefill or candidate.progress is not None
             self._active.append(candidate)
             if row is not None:  # its whole prompt is in KV, its next logits still here
                 self._sample(candidate, row)
+        return long_prefill
 
     def _room_for(self, prompt: list[int]) -> bool:
         """Whether the prompt's new cells fit in the pool beside the running sequences'.

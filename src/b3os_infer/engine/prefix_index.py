@@ -57,6 +57,10 @@ class PrefixIndex:
     def parked(self) -> list[Entry]:
         return [entry for entry in self._entries.values() if not entry.running]
 
+    def spare(self) -> int:
+        """Sequence ids neither running nor parked."""
+        return len(self._free)
+
     def cached_tokens(self) -> int:
         """Tokens held by parked entries (shared cells counted once per entry)."""
         return sum(len(entry.tokens) for entry in self.parked())
