@@ -26,7 +26,7 @@ def document(tag: str, clauses: int = 200) -> str:
 
 def test_two_conversations_with_the_same_long_system_prompt_share_it(
         anthropic_client: anthropic.Anthropic):
-    system = document("shared-system")
+    system = document("shared-system", 100)
     first = anthropic_client.messages.create(
         model=MODEL, max_tokens=4, system=system,
         messages=[{"role": "user", "content": "Which clause mentions night 3?"}])
@@ -34,7 +34,7 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(
         model=MODEL, max_tokens=4, system=system,
         messages=[{"role": "user", "content": "Summarise the lease in one line."}])
     assert first.usage.cache_read_input_tokens == 0
-    assert second.usage.input_tokens > 3000
+    assert second.usage.input_tokens > 1800
     # all of the system prompt but the few template tokens after it that differ
     assert second.usage.cache_read_input_tokens is not None
     assert second.usage.cache_read_input_tokens > 0.9 * second.usage.input_tokens
@@ -55,13 +55,13 @@ def stream_until_started(live: LiveServer, body: dict[str, object], wait: float)
 
 def test_a_stream_closed_during_prefill_leaves_its_prompt_cached_for_the_retry(live):
     body = {"model": MODEL, "max_tokens": 4, "stream": True,
-            "messages": [{"role": "user", "content": document("abandoned", 400)}]}
+            "messages": [{"role": "user", "content": document("abandoned", 160)}]}
     stream_until_started(live, body, wait=2.0)
     with anthropic.Anthropic(auth_token=live.key, base_url=live.base_url,
                              max_retries=0) as client:
         retry = client.messages.create(**{**body, "stream": False})  # type: ignore[arg-type]
     cached = retry.usage.cache_read_input_tokens
-    assert retry.usage.input_tokens > 6000
+    assert retry.usage.input_tokens > 3000
     assert cached is not None and 0 < cached < retry.usage.input_tokens - 1
 
 
@@ -82,7 +82,7 @@ def test_a_long_prompt_is_cached_across_a_restart_of_the_server(restartable):
     folder, processes = restartable
     home = folder / "home"
     key = cli(home, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
-    body = {"model": MODEL, "max_tokens": 4, "system": document("restart", 120),
+    body = {"model": MODEL, "max_tokens": 4, "system": document("restart", 100),
             "messages": [{"role": "user", "content": "Which clause mentions night 5?"}]}
 
     def serve_once() -> anthropic.types.Usage:
@@ -99,7 +99,7 @@ def test_a_long_prompt_is_cached_across_a_restart_of_the_server(restartable):
         return usage
 
     before = serve_once()
-    assert before.cache_read_input_tokens == 0 and before.input_tokens > 2000
+    assert before.cache_read_input_tokens == 0 and before.input_tokens > 1800
     assert list((home / "prefix-cache").glob("*/*.kv")), "the long prefix was saved"
     after = serve_once()
     assert after.input_tokens == before.input_tokens

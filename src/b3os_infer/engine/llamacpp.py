@@ -73,8 +73,9 @@ class LlamaCppSettings:
     # the KV pool, in tokens, shared by running sequences and cached prefixes; a
     # sequence's window is at most this
     pool_tokens: int = DEFAULT_POOL_TOKENS
-    # finished sequences kept as cached prefixes, beyond the ``parallel`` running ones
-    cached_prefixes: int = 32
+    # sequence ids beyond the ``parallel`` running ones, for finished sequences kept as
+    # cached prefixes (idle running ids hold them too); each one slows batched decode
+    cached_prefixes: int = 0
     # where long prefixes are saved across restarts (None: nowhere), the bytes all such
     # files may take, and how many new tokens make a sequence worth a file
     disk_cache: Path | None = None
