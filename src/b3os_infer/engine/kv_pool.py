@@ -94,10 +94,11 @@ class KvPool:
         buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)
         while not ll.llama_state_seq_set_data(self._ctx, buffer, len(state), entry.seq_id):
             if not self.evict(keep=match.entry):   # no room in the pool for it now
-                self.index.remove(entry)
+                self.drop(entry)
                 return match
         entry.tokens = list(saved.tokens)
-        self.index.park(entry, self._clock())
+        for redundant in self.index.park(entry, self._clock()):
+            self._forget(redundant)   # their ids are free again: their cells must go too
         log.info("prefix cache: loaded %d tokens from disk in %.2f s", len(entry.tokens),
                  time.perf_counter() - started)
         return Match(entry, shared)
