@@ -91,27 +91,6 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(model):
     assert done.cached_tokens == admitted.cached_tokens
 
 
-def test_a_cached_prefix_answers_as_a_fresh_computation_does(model):
-    """Greedy replies from a shared cached prefix equal those computed from nothing."""
-    question = prompt(model, "Which clause is the first one?", system=DOCUMENT[:2000])
-
-    async def cold_then_warm() -> tuple[str, str, int]:
-        fresh = load(None)
-        await fresh.engine.start()
-        try:
-            cold, _, _ = await collect(fresh.engine, greedy(question, 12))
-        finally:
-            await fresh.engine.close()
-        await collect(model.engine, greedy(question[:-3] + question[:5], 1))
-        warm, admitted, _ = await collect(model.engine, greedy(question, 12))
-        assert admitted is not None
-        return cold, warm, admitted.cached_tokens
-
-    cold, warm, cached = asyncio.run(cold_then_warm())
-    assert cached > 300
-    assert warm == cold
-
-
 def test_a_pool_smaller_than_the_prompts_evicts_old_prefixes_and_answers_all():
     """Six different prompts of about 1,500 tokens through a 4,096-token pool, three at a
     time: parked prefixes are evicted for room, and every request finishes."""
