@@ -38,7 +38,7 @@ def model(tmp_path_factory: pytest.TempPathFactory):
 
 
 def prompt(model: ChatModel, text: str, system: str | None = None) -> list[int]:
-    request = ChatRequest(model="m", system=[TextPart(system)] if system else [],
+    request = ChatRequest(model="m", system=system,
                           messages=[Message("user", [TextPart(text)])])
     return model.prompt(request).tokens
 
@@ -61,7 +61,7 @@ async def collect(engine, request) -> tuple[str, Admitted | None, GenerationDone
 
 def test_a_prefill_cancelled_half_way_leaves_its_tokens_for_the_retry(model):
     tokens = prompt(model, f"{DOCUMENT}\n\nWhich clause mentions night 7?")
-    assert len(tokens) > 1800
+    assert len(tokens) > 1500
 
     async def cancel_then_retry() -> Admitted | None:
         task = asyncio.ensure_future(collect(model.engine, greedy(tokens)))
@@ -83,7 +83,7 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(model):
     first = prompt(model, "Which clause mentions night 3?", system=DOCUMENT)
     second = prompt(model, "Summarise the lease in one line.", system=DOCUMENT)
     shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
-    assert shared > 1800
+    assert shared > 1500
     asyncio.run(collect(model.engine, greedy(first)))
     _, admitted, done = asyncio.run(collect(model.engine, greedy(second)))
     assert admitted is not None and done is not None

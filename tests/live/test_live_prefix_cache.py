@@ -34,10 +34,10 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(
         model=MODEL, max_tokens=4, system=system,
         messages=[{"role": "user", "content": "Summarise the lease in one line."}])
     assert first.usage.cache_read_input_tokens == 0
-    assert second.usage.input_tokens > 1800
-    # all of the system prompt but the few template tokens after it that differ
-    assert second.usage.cache_read_input_tokens is not None
-    assert second.usage.cache_read_input_tokens > 0.9 * second.usage.input_tokens
+    cached = second.usage.cache_read_input_tokens
+    assert cached is not None
+    # Anthropic's input_tokens are those not read from the cache: here, the question's
+    assert cached > 1800 and second.usage.input_tokens < 0.1 * cached
 
 
 def stream_until_started(live: LiveServer, body: dict[str, object], wait: float) -> None:
@@ -61,8 +61,10 @@ def test_a_stream_closed_during_prefill_leaves_its_prompt_cached_for_the_retry(l
                              max_retries=0) as client:
         retry = client.messages.create(**{**body, "stream": False})  # type: ignore[arg-type]
     cached = retry.usage.cache_read_input_tokens
-    assert retry.usage.input_tokens > 3000
-    assert cached is not None and 0 < cached < retry.usage.input_tokens - 1
+    assert cached is not None
+    total = retry.usage.input_tokens + cached   # input_tokens: those not read from the cache
+    assert total > 3000
+    assert 0 < cached and retry.usage.input_tokens > 1, "the rest was computed on the retry"
 
 
 @pytest.fixture
@@ -102,5 +104,5 @@ def test_a_long_prompt_is_cached_across_a_restart_of_the_server(restartable):
     assert before.cache_read_input_tokens == 0 and before.input_tokens > 1800
     assert list((home / "prefix-cache").glob("*/*.kv")), "the long prefix was saved"
     after = serve_once()
-    assert after.input_tokens == before.input_tokens
-    assert after.cache_read_input_tokens == after.input_tokens - 1
+    # input_tokens: those not read from the cache (the last prompt token is always one)
+    assert (after.input_tokens, after.cache_read_input_tokens) == (1, before.input_tokens - 1)
