@@ -234,6 +234,6 @@ def test_kv_usage_counts_the_tokens_a_running_sequence_holds(model):
 
     usage = asyncio.run(during())
     assert usage is not None
-    assert usage.capacity == model.engine.info.context_window * 4   # parallel=4 slots
+    assert usage.capacity == EngineConfig().pool_tokens   # one pool for every sequence
     assert len(tokens) <= usage.used <= usage.capacity
     assert 0 < usage.fraction <= 1
