@@ -49,6 +49,9 @@ def _arguments() -> argparse.Namespace:
                         help="llama.cpp's server binary (`make llama-server` builds it)")
     parser.add_argument("--agent-pack", default=AGENT_PACK,
                         help="the installed model pack the agent scenario serves")
+    parser.add_argument("--agent-peer-restart", action="store_true",
+                        help="also time llama-server after its restart (it keeps no prompt "
+                             "cache across one, so this is its cold time again)")
     parser.add_argument("--log", type=Path, default=Path("bench-servers.log"),
                         help="where the servers' own output goes")
     return parser.parse_args()
@@ -103,7 +106,8 @@ def _agent(args: argparse.Namespace, tables: list[tuple[str, list[report.Row]]])
             lambda: servers.ours(setup, args.log, home=home, pack=args.agent_pack), _say))
     peer = servers.LlamaServer(args.llama_server, str(gguf), args.threads,
                                args.context_window, 1)
-    theirs = asyncio.run(agent.run(lambda: servers.llama_server(peer, args.log), _say))
+    theirs = asyncio.run(agent.run(lambda: servers.llama_server(peer, args.log), _say,
+                                   restart=args.agent_peer_restart))
     tables.append((f"Claude Code's first request on {args.agent_pack}: ours / llama-server "
                    "--parallel 1", report.agent_rows(ours, theirs)))
 

@@ -135,8 +135,10 @@ Say = Callable[[str], None]
 
 
 async def run(launch: Launch, say: Say, body: dict[str, Any] | None = None,
-              transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Reply]:
-    """The three steps against the server ``launch`` starts, and starts again."""
+              transport: httpx.AsyncBaseTransport | None = None,
+              restart: bool = True) -> dict[str, Reply]:
+    """The steps against the server ``launch`` starts, and starts again unless told not to
+    (then there is no "after restart" reply)."""
     body = body if body is not None else recorded()
     replies: dict[str, Reply] = {}
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None),
@@ -151,6 +153,7 @@ async def run(launch: Launch, say: Say, body: dict[str, Any] | None = None,
         with launch() as server:
             await step(server, "cold")
             await step(server, "new conversation")
-        with launch() as server:
-            await step(server, "after restart")
+        if restart:
+            with launch() as server:
+                await step(server, "after restart")
     return replies

@@ -135,3 +135,15 @@ def test_run_restarts_the_server_before_its_last_step():
     assert prompts == ["Name one river in Oregon.", agent.PROMPTS["new conversation"],
                        agent.PROMPTS["after restart"]]
     assert [r.cached_tokens for r in replies.values()] == [0, 30, 30]
+
+
+def test_run_without_a_restart_stops_after_the_new_conversation():
+    @contextmanager
+    def launch() -> Iterator[Server]:
+        yield SERVER
+
+    replies = asyncio.run(agent.run(
+        launch, lambda text: None, BODY,
+        served(lambda request: httpx.Response(200, content=sse(start(5, 0), DELTA))),
+        restart=False))
+    assert list(replies) == ["cold", "new conversation"]
