@@ -31,6 +31,7 @@ SCENARIOS = ("classic", "decode", "agent")
 LLAMA_SERVER = Path.home() / ".cache" / "b3os-infer" / \
     f"llama-server-{importlib.metadata.version('llama-cpp-python')}" / "llama-server"
 AGENT_PACK = "qwen2.5-coder-0.5b"
+RESTARTS = ("ours", "both", "none")
 
 
 def _arguments() -> argparse.Namespace:
@@ -49,9 +50,10 @@ def _arguments() -> argparse.Namespace:
                         help="llama.cpp's server binary (`make llama-server` builds it)")
     parser.add_argument("--agent-pack", default=AGENT_PACK,
                         help="the installed model pack the agent scenario serves")
-    parser.add_argument("--agent-peer-restart", action="store_true",
-                        help="also time llama-server after its restart (it keeps no prompt "
-                             "cache across one, so this is its cold time again)")
+    parser.add_argument("--agent-restart", choices=RESTARTS, default="ours",
+                        help="whose restart the agent scenario times (default: ours; "
+                             "llama-server keeps no prompt cache across one, so its time "
+                             "after a restart is its cold time again)")
     parser.add_argument("--log", type=Path, default=Path("bench-servers.log"),
                         help="where the servers' own output goes")
     return parser.parse_args()
@@ -103,11 +105,12 @@ def _agent(args: argparse.Namespace, tables: list[tuple[str, list[report.Row]]])
     with servers.scratch_home() as home:
         servers.link_pack(home, args.agent_pack, gguf)
         ours = asyncio.run(agent.run(
-            lambda: servers.ours(setup, args.log, home=home, pack=args.agent_pack), _say))
+            lambda: servers.ours(setup, args.log, home=home, pack=args.agent_pack), _say,
+            restart=args.agent_restart in ("ours", "both")))
     peer = servers.LlamaServer(args.llama_server, str(gguf), args.threads,
                                args.context_window, 1)
     theirs = asyncio.run(agent.run(lambda: servers.llama_server(peer, args.log), _say,
-                                   restart=args.agent_peer_restart))
+                                   restart=args.agent_restart == "both"))
     tables.append((f"Claude Code's first request on {args.agent_pack}: ours / llama-server "
                    "--parallel 1", report.agent_rows(ours, theirs)))
 

@@ -111,6 +111,8 @@ def agent_rows(ours: dict[str, Reply], peer: dict[str, Reply]) -> list[Row]:
                  cold.ttft / peer_cold.ttft <= AGENT_COLD_TARGET if peer_cold else None),
              Row("agent, cold: prompt tokens", _tokens(cold), _tokens(peer_cold), "-")]
     for step in ("new conversation", "after restart"):
+        if step not in ours:
+            continue
         mine, theirs = ours[step], peer.get(step)
         share = mine.ttft / cold.ttft
         theirs_share = theirs.ttft / peer_cold.ttft if theirs and peer_cold else None

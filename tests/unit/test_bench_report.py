@@ -78,3 +78,10 @@ def test_memory_row_states_the_peak_against_the_target():
     assert memory_row(3_100_000_000).met is True
     over = memory_row(3_400_000_000)
     assert (over.ours, over.met) == ("3.40 GB", False)
+
+
+def test_agent_rows_leave_out_a_step_that_was_not_run():
+    ours = {"cold": reply(900.0, 17360, 0), "new conversation": reply(0.5, 17370, 17000)}
+    metrics = [row.metric for row in agent_rows(ours, {"cold": reply(290.0, 17389, 0)})]
+    assert "agent, new conversation / cold" in metrics
+    assert not any("after restart" in metric for metric in metrics)
