@@ -15,11 +15,14 @@ LLAMA_CPP := 0.3.36
 LLAMA_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 WHEELS ?= $(HOME)/.cache/b3os-infer/wheels/llama-cpp-python-$(LLAMA_CPP)-no-amx
 LLAMA_WHEEL = $(firstword $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl))
+# llama.cpp's own server, built once from the same vendored source with the same flags:
+# the peer of `make bench` and the engine of the live upstream tests
+LLAMA_SERVER ?= $(HOME)/.cache/b3os-infer/llama-server-$(LLAMA_CPP)/llama-server
 
-.PHONY: help install serve test test-fast bench check lint typecheck contracts clean
+.PHONY: help install llama-server serve test test-fast bench check lint typecheck contracts clean
 
 help: ## this list
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 install: $(STAMP) ## set up .venv (package, llama-cpp-python, default chat and embedding models) and, for tests, the JS SDKs, Claude Code and a headless Chromium
 
@@ -40,6 +43,12 @@ $(STAMP): pyproject.toml tests/js/package.json
 	cd tests/js && node chromium.mjs >/dev/null
 	touch $(STAMP)
 
+llama-server: $(LLAMA_SERVER) ## build llama.cpp's llama-server once, from llama-cpp-python's vendored source (about 6 minutes on 2 cores)
+
+$(LLAMA_SERVER): | $(STAMP)
+	LLAMA_CPP='$(LLAMA_CPP)' LLAMA_FLAGS='$(LLAMA_FLAGS)' LLAMA_SERVER_DIR='$(dir $(LLAMA_SERVER))' \
+	    bench/build_llama_server.sh $(VENV)
+
 serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=PACK installs and serves a model pack instead)
 ifneq ($(MODEL),)
 	$(BIN)/b3os-infer models add $(MODEL)
@@ -48,14 +57,14 @@ else
 	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) $(ARGS)
 endif
 
-test: install ## run the whole test suite (unit, in-process and live SDK tests)
-	$(BIN)/pytest -q
+test: install $(LLAMA_SERVER) ## run the whole test suite (unit, in-process and live SDK tests; the first run builds llama-server)
+	LLAMA_SERVER='$(LLAMA_SERVER)' $(BIN)/pytest -q
 
 test-fast: install ## the unit and in-process tests only (tests/unit, tests/app): seconds
 	$(BIN)/pytest -q tests/unit tests/app
 
-bench: install ## our server vs llama-cpp-python's server, one at a time (several minutes)
-	$(BIN)/python -m bench $(ARGS)
+bench: install $(LLAMA_SERVER) ## our server vs llama-cpp-python's server and llama-server, one at a time (ARGS="--only agent"; see docs/benchmarks.md)
+	$(BIN)/python -m bench --llama-server '$(LLAMA_SERVER)' $(ARGS)
 
 check: lint typecheck contracts test ## the gates CI runs: ruff, mypy --strict, the import contracts, then the tests
 

@@ -1,37 +1,59 @@
 """Run the benchmark: ``python -m bench`` (``make bench``).
 
-Ours first, then the peer, never both servers at once; each server's one-token
-requests take turns with the same work done by its engine alone in this process.
-Prints a Markdown table of ratios (ours / peer).
+One server at a time, never two. ``classic``: ours, then llama-cpp-python's server, each
+server's one-token requests taking turns with the same work done by its engine alone in
+this process. ``decode``: single-stream and 8-stream decode against llama.cpp's own
+``llama-server`` with as many slots as ours. ``agent``: Claude Code's recorded first
+request on the 0.5B pack, cold, in a new conversation and after a restart, ours and
+llama-server. Prints Markdown tables of ratios (ours / peer).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import signal
 import sys
 import time
 from pathlib import Path
 
 from b3os_infer.compose import DEFAULT_MODEL_WINDOW
-from b3os_infer.config import EngineConfig
+from b3os_infer.config import EngineConfig, Home
 from b3os_infer.node.models import default_model_path
+from b3os_infer.packs import installed_gguf
 
-from . import direct, report, servers
-from .scenarios import measure
+from . import agent, direct, report, servers
+from .scenarios import Results, decode, measure
+
+SCENARIOS = ("classic", "decode", "agent")
+# where `make llama-server` builds it, for the llama.cpp that llama-cpp-python vendors
+LLAMA_SERVER = Path.home() / ".cache" / "b3os-infer" / \
+    f"llama-server-{importlib.metadata.version('llama-cpp-python')}" / "llama-server"
+AGENT_PACK = "qwen2.5-coder-0.5b"
+RESTARTS = ("ours", "both", "none")
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS),
+                        help="the scenarios to run (default: all)")
     parser.add_argument("--model", default=str(default_model_path()), help="GGUF file")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--parallel", type=int, default=EngineConfig().parallel,
-                        help="our sequence slots (the peer has one)")
+                        help="our sequence slots, and llama-server's in `decode`")
     parser.add_argument("--context-window", type=int, default=DEFAULT_MODEL_WINDOW,
-                        help="tokens per sequence, for both servers")
+                        help="tokens per sequence, for every server")
     parser.add_argument("--prefix-words", type=int, default=1210,
                         help="filler words in the long document (about 2,000 tokens)")
+    parser.add_argument("--llama-server", type=Path, default=LLAMA_SERVER,
+                        help="llama.cpp's server binary (`make llama-server` builds it)")
+    parser.add_argument("--agent-pack", default=AGENT_PACK,
+                        help="the installed model pack the agent scenario serves")
+    parser.add_argument("--agent-restart", choices=RESTARTS, default="ours",
+                        help="whose restart the agent scenario times (default: ours; "
+                             "llama-server keeps no prompt cache across one, so its time "
+                             "after a restart is its cold time again)")
     parser.add_argument("--log", type=Path, default=Path("bench-servers.log"),
                         help="where the servers' own output goes")
     return parser.parse_args()
@@ -39,6 +61,58 @@ def _arguments() -> argparse.Namespace:
 
 def _say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def _classic(args: argparse.Namespace, setup: servers.Setup,
+             tables: list[tuple[str, list[report.Row]]]) -> Results:
+    """Ours then llama-cpp-python's server; ours is also the decode side of ``decode``."""
+    _say("ours: b3os-infer serve")
+    with servers.ours(setup, args.log) as server:
+        if "classic" in args.only:
+            ours = asyncio.run(measure(server, args.prefix_words, direct.OurEngine(setup)))
+        else:
+            ours = asyncio.run(decode(server))
+        peak = servers.peak_rss(server.pid)
+    _say(f"ours: {ours}; peak resident memory {peak / 1e9:.2f} GB")
+    if "classic" in args.only:
+        _say(f"prefix: warm request reused {ours.warm_cached_tokens} cached tokens (ours)")
+    if "classic" in args.only:
+        _say("peer: python -m llama_cpp.server")
+        with servers.peer(setup, args.log) as server:
+            peer = asyncio.run(measure(server, args.prefix_words, direct.PeerLibrary(setup)))
+        _say(f"peer: {peer}")
+        tables.append(("ours / llama-cpp-python's server", report.rows(ours, peer)))
+    tables.append(("our server as `make serve` runs it", [report.memory_row(peak)]))
+    return ours
+
+
+def _decode(args: argparse.Namespace, ours: Results,
+            tables: list[tuple[str, list[report.Row]]]) -> None:
+    peer = servers.LlamaServer(args.llama_server, args.model, args.threads,
+                               args.context_window, args.parallel)
+    _say(f"llama-server: --parallel {args.parallel}")
+    with servers.llama_server(peer, args.log) as server:
+        theirs = asyncio.run(decode(server))
+    _say(f"llama-server: {theirs}")
+    tables.append((f"ours / llama-server --parallel {args.parallel}",
+                   report.decode_rows(ours, theirs)))
+
+
+def _agent(args: argparse.Namespace, tables: list[tuple[str, list[report.Row]]]) -> None:
+    gguf = installed_gguf(args.agent_pack, Home.resolve().models)
+    setup = servers.Setup(model_path=str(gguf), threads=args.threads,
+                          context_window=args.context_window, parallel=args.parallel)
+    with servers.scratch_home() as home:
+        servers.link_pack(home, args.agent_pack, gguf)
+        ours = asyncio.run(agent.run(
+            lambda: servers.ours(setup, args.log, home=home, pack=args.agent_pack), _say,
+            restart=args.agent_restart in ("ours", "both")))
+    peer = servers.LlamaServer(args.llama_server, str(gguf), args.threads,
+                               args.context_window, 1)
+    theirs = asyncio.run(agent.run(lambda: servers.llama_server(peer, args.log), _say,
+                                   restart=args.agent_restart == "both"))
+    tables.append((f"Claude Code's first request on {args.agent_pack}: ours / llama-server "
+                   "--parallel 1", report.agent_rows(ours, theirs)))
 
 
 def main() -> None:
@@ -49,24 +123,22 @@ def main() -> None:
                           context_window=args.context_window, parallel=args.parallel)
     args.log.write_bytes(b"")
     load_before = report.load()
-    _say(f"load average before: {load_before}")
-    _say("ours: b3os-infer serve")
-    with servers.ours(setup, args.log) as server:
-        ours = asyncio.run(measure(server, args.prefix_words, direct.OurEngine(setup)))
-    _say(f"ours: {ours}")
-    _say("peer: python -m llama_cpp.server")
-    with servers.peer(setup, args.log) as server:
-        peer = asyncio.run(measure(server, args.prefix_words, direct.PeerLibrary(setup)))
-    _say(f"peer: {peer}")
-    load_after = report.load()
+    _say(f"load average before: {load_before}; scenarios: {' '.join(args.only)}")
+    tables: list[tuple[str, list[report.Row]]] = []
+    if {"classic", "decode"} & set(args.only):
+        ours = _classic(args, setup, tables)
+        if "decode" in args.only:
+            _decode(args, ours, tables)
+    if "agent" in args.only:
+        _agent(args, tables)
     print()
     print(f"machine: {report.machine()}")
     print(f"model: {Path(args.model).name}; threads {args.threads}; context window "
           f"{args.context_window} per sequence; our slots {args.parallel}")
-    print(f"prefix: warm request reused {ours.warm_cached_tokens} cached tokens (ours)")
-    print(f"load average (1, 5, 15 min): before {load_before}, after {load_after}")
-    print()
-    print(report.markdown(report.rows(ours, peer)))
+    print(f"load average (1, 5, 15 min): before {load_before}, after {report.load()}")
+    for title, table in tables:
+        print(f"\n{title}\n")
+        print(report.markdown(table))
 
 
 if __name__ == "__main__":

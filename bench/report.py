@@ -1,4 +1,4 @@
-"""Ratios (ours / peer) against the targets of issue 6, as a Markdown table."""
+"""Ratios (ours / peer) against the targets of issues 6 and 13, as Markdown tables."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .agent import Reply
 from .scenarios import CONCURRENCY, Results
 
 
@@ -77,6 +78,64 @@ def rows(ours: Results, peer: Results) -> list[Row]:
     table.append(Row("engine alone, 1 token, p50", _ms(statistics.median(ours_direct)),
                      _ms(statistics.median(peer_direct)), "-"))
     return table
+
+
+def decode_rows(ours: Results, peer: Results) -> list[Row]:
+    """Decode against llama-server with as many slots as ours, at the same window."""
+    return [
+        _row("single-stream decode", ours.decode_rate, peer.decode_rate, _rate, 0.95),
+        _row("aggregate, 8 streams", ours.aggregate[8], peer.aggregate[8], _rate, 1.0),
+    ]
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:.2f} s"
+
+
+def _tokens(reply: Reply | None) -> str:
+    return "-" if reply is None else f"{reply.prompt_tokens} ({reply.cached_tokens} cached)"
+
+
+AGENT_COLD_TARGET = 1.05     # ours / llama-server, cold
+AGENT_REUSE_TARGET = 0.05    # ours, this step / cold
+
+
+def agent_rows(ours: dict[str, Reply], peer: dict[str, Reply]) -> list[Row]:
+    """Claude Code's first request: cold against llama-server; the later steps against our
+    own cold time."""
+    cold, peer_cold = ours["cold"], peer.get("cold")
+    table = [Row("agent, cold: time to first token", _s(cold.ttft),
+                 _s(peer_cold.ttft) if peer_cold else "-",
+                 f"{cold.ttft / peer_cold.ttft:.2f}x" if peer_cold else "-",
+                 f"<= {AGENT_COLD_TARGET}x",
+                 cold.ttft / peer_cold.ttft <= AGENT_COLD_TARGET if peer_cold else None),
+             Row("agent, cold: prompt tokens", _tokens(cold), _tokens(peer_cold), "-")]
+    for step in ("new conversation", "after restart"):
+        if step not in ours:
+            continue
+        mine, theirs = ours[step], peer.get(step)
+        share = mine.ttft / cold.ttft
+        theirs_share = theirs.ttft / peer_cold.ttft if theirs and peer_cold else None
+        table += [
+            Row(f"agent, {step}: time to first token", _s(mine.ttft),
+                _s(theirs.ttft) if theirs else "-",
+                f"{mine.ttft / theirs.ttft:.2f}x" if theirs else "-"),
+            Row(f"agent, {step} / cold", f"{share:.3f}",
+                f"{theirs_share:.3f}" if theirs_share is not None else "-", "-",
+                f"ours <= {AGENT_REUSE_TARGET}", share <= AGENT_REUSE_TARGET),
+            Row(f"agent, {step}: prompt tokens", _tokens(mine), _tokens(theirs), "-"),
+        ]
+    return table
+
+
+MEMORY_TARGET_GB = 3.3
+
+
+def memory_row(peak_bytes: int) -> Row:
+    """Our server's peak resident memory, as ``make serve`` runs it (no peer to match)."""
+    gigabytes = peak_bytes / 1e9
+    return Row("resident memory, peak", f"{gigabytes:.2f} GB", "-", "-",
+               f"ours <= {MEMORY_TARGET_GB} GB", gigabytes <= MEMORY_TARGET_GB)
 
 
 def markdown(table: list[Row]) -> str:

@@ -16,6 +16,7 @@ from .servers import Server
 from .wire import Connection, WireError
 
 CONCURRENCY = (1, 4, 8, 16)
+DECODE_STREAMS = (1, 8)
 STORY_TOKENS = 128
 
 
@@ -47,10 +48,11 @@ async def single_stream(server: Server, results: Results, runs: int = 3) -> None
     results.ttft = statistics.median(t.ttft for t in timings)
 
 
-async def concurrent(server: Server, results: Results) -> None:
+async def concurrent(server: Server, results: Results,
+                     counts: tuple[int, ...] = CONCURRENCY) -> None:
     """``n`` streams started together; total tokens over the wall time of all of them."""
     async with _client() as client:
-        for n in CONCURRENCY:
+        for n in counts:
             timings: list[Timing] = await asyncio.gather(*(
                 stream_chat(client, server, workload.story(i), STORY_TOKENS)
                 for i in range(n)))
@@ -96,6 +98,14 @@ async def one_token_latency(server: Server, baseline: Baseline, results: Results
         for _ in range(rounds):
             results.one_token += [await timed() for _ in range(block)]
             results.one_token_direct += [await baseline.once() for _ in range(block)]
+
+
+async def decode(server: Server) -> Results:
+    """Single-stream decode and 8 streams together: the decode comparison."""
+    results = Results()
+    await single_stream(server, results)
+    await concurrent(server, results, DECODE_STREAMS)
+    return results
 
 
 async def measure(server: Server, words: int, baseline: Baseline) -> Results:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,8 @@ class Server:
     # fields only this server understands that make both do the same work
     extra_body: dict[str, Any] = field(default_factory=dict)
     usage_in_stream: bool = False
+    messages_url: str = ""   # the Anthropic Messages route, where the server has one
+    pid: int = 0
 
 
 def _free_port() -> int:
@@ -66,6 +68,15 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], headers: dict[str, s
     raise RuntimeError(f"{url} did not answer in {timeout:.0f} s")
 
 
+def peak_rss(pid: int) -> int:
+    """The most resident memory the process has held so far, in bytes (Linux)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/{pid}/status has no VmHWM")
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
@@ -75,35 +86,68 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-@contextmanager
-def ours(setup: Setup, log: Path) -> Iterator[Server]:
-    """``b3os-infer serve`` with a fresh home, one key and the shared settings."""
-    with tempfile.TemporaryDirectory(prefix="b3os-bench-") as home:
-        env = {**os.environ, "B3OS_INFER_HOME": home}
-        command = [sys.executable, "-m", "b3os_infer.cli"]
-        created = subprocess.run([*command, "keys", "create", "--name", "bench"], env=env,
-                                 capture_output=True, text=True, check=True)
-        key = created.stdout.strip().splitlines()[-1]
-        config = Path(home) / "bench.toml"
-        config.write_text(
-            f"[engine]\nthreads = {setup.threads}\nparallel = {setup.parallel}\n"
+def _key(home: Path, env: dict[str, str]) -> str:
+    """The bench's key in ``home``: created once, kept beside it for a restart."""
+    kept = home / "bench.key"
+    if not kept.is_file():
+        created = subprocess.run(
+            [sys.executable, "-m", "b3os_infer.cli", "keys", "create", "--name", "bench"],
+            env=env, capture_output=True, text=True, check=True)
+        kept.write_text(created.stdout.strip().splitlines()[-1])
+    return kept.read_text().strip()
+
+
+def _our_config(setup: Setup, pack: str | None) -> str:
+    if pack is not None:   # the pack's own window, our default slots: as `make serve` runs it
+        return f"[engine]\nthreads = {setup.threads}\n"
+    return (f"[engine]\nthreads = {setup.threads}\nparallel = {setup.parallel}\n"
             f"[model]\npath = \"{setup.model_path}\"\n"
             f"context_window = {setup.context_window}\n")
+
+
+def link_pack(home: Path, pack: str, gguf: Path) -> None:
+    """Make an installed pack's GGUF an installed pack of ``home`` too (no copy)."""
+    models = home / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    target = models / f"{pack}.gguf"
+    if not target.exists():
+        target.symlink_to(gguf.resolve())
+
+
+@contextmanager
+def scratch_home() -> Iterator[Path]:
+    """A throw-away home for our server, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="b3os-bench-") as home:
+        yield Path(home)
+
+
+@contextmanager
+def ours(setup: Setup, log: Path, home: Path | None = None,
+         pack: str | None = None) -> Iterator[Server]:
+    """``b3os-infer serve`` with one key and the shared settings; a fresh home unless one
+    is given (a restart keeps its home: its keys and its caches). With ``pack``, the home's
+    installed model pack (``serve --model PACK``), otherwise ``setup.model_path``."""
+    with ExitStack() as stack:
+        if home is None:
+            home = stack.enter_context(scratch_home())
+        env = {**os.environ, "B3OS_INFER_HOME": str(home)}
+        key = _key(home, env)
+        config = home / "bench.toml"
+        config.write_text(_our_config(setup, pack))
         port = _free_port()
         root = f"http://127.0.0.1:{port}"
+        command = [sys.executable, "-m", "b3os_infer.cli", "serve", "--port", str(port),
+                   "--config", str(config), *(["--model", pack] if pack else [])]
         with log.open("ab") as out:
-            process = subprocess.Popen(
-                [*command, "serve", "--port", str(port), "--config", str(config)],
-                env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            _wait_ready(root + "/healthz", process, {})
-            yield Server(name="ours", chat_url=root + "/v1/infer/chat/completions",
-                         model="b3os/smollm2-135m-instruct",
-                         headers={"Authorization": f"Bearer {key}"},
-                         extra_body={"stream_options": {"include_usage": True}},
-                         usage_in_stream=True)
-        finally:
-            _stop(process)
+            process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        stack.callback(_stop, process)
+        _wait_ready(root + "/healthz", process, {})
+        yield Server(name="ours", chat_url=root + "/v1/infer/chat/completions",
+                     model=f"b3os/{pack}" if pack else "b3os/smollm2-135m-instruct",
+                     headers={"Authorization": f"Bearer {key}"},
+                     extra_body={"stream_options": {"include_usage": True}},
+                     usage_in_stream=True, messages_url=root + "/v1/infer/v1/messages",
+                     pid=process.pid)
 
 
 @contextmanager
@@ -128,5 +172,44 @@ def peer(setup: Setup, log: Path) -> Iterator[Server]:
         _wait_ready(root + "/v1/models", process, {})
         yield Server(name="peer", chat_url=root + "/v1/chat/completions", model="peer",
                      extra_body={"repeat_penalty": 1.0})
+    finally:
+        _stop(process)
+
+
+@dataclass(frozen=True)
+class LlamaServer:
+    """llama.cpp's own server (``bench/build_llama_server.sh`` builds it)."""
+
+    binary: Path
+    model_path: str
+    threads: int
+    context_window: int   # tokens per sequence
+    parallel: int
+
+
+def llama_server_command(peer: LlamaServer, port: int) -> list[str]:
+    """Its defaults otherwise, as its users get them: f16 KV cache, prompt cache on."""
+    return [str(peer.binary), "--model", peer.model_path, "--alias", "peer",
+            "--threads", str(peer.threads), "--threads-batch", str(peer.threads),
+            "--ctx-size", str(peer.context_window * peer.parallel),
+            "--parallel", str(peer.parallel), "--jinja",
+            "--host", "127.0.0.1", "--port", str(port)]
+
+
+@contextmanager
+def llama_server(peer: LlamaServer, log: Path) -> Iterator[Server]:
+    if not peer.binary.is_file():
+        raise RuntimeError(f"{peer.binary} is missing: `make llama-server` builds it")
+    port = _free_port()
+    root = f"http://127.0.0.1:{port}"
+    with log.open("ab") as out:
+        process = subprocess.Popen(llama_server_command(peer, port), stdout=out,
+                                   stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(root + "/health", process, {})
+        yield Server(name="llama-server", chat_url=root + "/v1/chat/completions",
+                     model="peer", extra_body={"stream_options": {"include_usage": True}},
+                     usage_in_stream=True, messages_url=root + "/v1/messages",
+                     pid=process.pid)
     finally:
         _stop(process)

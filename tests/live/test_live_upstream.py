@@ -1,8 +1,10 @@
-"""One node, two engines: the embedded llama.cpp and llama-cpp-python's own OpenAI server.
+"""One node, three engines: the embedded llama.cpp, llama-cpp-python's own OpenAI server,
+and llama.cpp's ``llama-server`` (built by ``make llama-server``).
 
-The upstream model is the same GGUF served by a real engine over HTTP (no mock); the node
-templates, counts and parses for both, so both APIs must behave the same on each. Each
-engine gets one thread: two llama.cpp processes on two cores would slow each other badly.
+Each upstream model is the same GGUF served by a real engine over HTTP (no mock); the node
+templates, counts and parses for all, so both APIs must behave the same on each. Each
+engine gets one thread: two llama.cpp processes on two cores would slow each other badly
+(the tests take turns, so only one of them works at a time).
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ import openai
 import pytest
 
 from b3os_infer.node.models import default_model_path
+from support.binaries import llama_server
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy, wait_ready
 
 EMBEDDED = "b3os/smollm2-135m-instruct"
 UPSTREAM = "b3os/smollm2-upstream"
-BOTH = [EMBEDDED, UPSTREAM]
+LLAMA_SERVER = "b3os/smollm2-llama-server"
+UPSTREAMS = [UPSTREAM, LLAMA_SERVER]
+BOTH = [EMBEDDED, *UPSTREAMS]
 HI = [{"role": "user", "content": "Name one river in Oregon."}]
 WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
            "input_schema": {"type": "object", "properties": {
@@ -36,17 +41,26 @@ GREEDY = {"top_k": 1}
 
 
 
-def _engine(port: int, log: Path) -> subprocess.Popen[str]:
+def _engine(command: list[str], log: Path) -> subprocess.Popen[str]:
     # its output goes to a file: llama.cpp's loader alone would fill a pipe and block it
     with log.open("w") as out:
-        return subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-         "--model_alias", "smollm2-upstream", "--n_threads", "1", "--n_threads_batch", "1",
-         "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
 
 
-def _config(engine_url: str) -> str:
+def _llama_cpp_python(port: int) -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+            "--model_alias", "smollm2-upstream", "--n_threads", "1", "--n_threads_batch", "1",
+            "--n_ctx", "4096", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def _llama_server(port: int) -> list[str]:
+    return [str(llama_server()), "--model", str(default_model_path()),
+            "--alias", "smollm2-llama-server", "--threads", "1", "--threads-batch", "1",
+            "--ctx-size", "4096", "--parallel", "1", "--host", "127.0.0.1",
+            "--port", str(port)]
+
+
+def _config(engine_url: str, llama_server_url: str) -> str:
     return f"""
 [engine]
 threads = 1
@@ -66,19 +80,31 @@ url = "{engine_url}"
 served_name = "smollm2-upstream"
 tokenizer = "{default_model_path()}"
 context_window = 4096
+
+[[models]]
+id = "{LLAMA_SERVER}"
+display_name = "SmolLM2 on llama-server"
+engine = "upstream"
+flavour = "llama-server"
+url = "{llama_server_url}"
+served_name = "smollm2-llama-server"
+tokenizer = "{default_model_path()}"
+context_window = 4096
 """
 
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     home = tmp_path_factory.mktemp("upstream")
-    engine_url = f"http://127.0.0.1:{free_port()}"
-    engine_log = home / "engine.log"
-    engine = _engine(int(engine_url.rsplit(":", 1)[1]), engine_log)
-    processes = [engine]
+    engine_port, llama_port = free_port(), free_port()
+    engine_url, llama_url = (f"http://127.0.0.1:{p}" for p in (engine_port, llama_port))
+    engine_log, llama_log = home / "engine.log", home / "llama-server.log"
+    processes = [_engine(_llama_cpp_python(engine_port), engine_log)]
     try:
-        wait_ready(engine_url + "/v1/models", engine, engine_log.read_text)
-        (home / "node.toml").write_text(_config(engine_url))
+        wait_ready(engine_url + "/v1/models", processes[0], engine_log.read_text)
+        processes.append(_engine(_llama_server(llama_port), llama_log))
+        wait_ready(llama_url + "/health", processes[1], llama_log.read_text)
+        (home / "node.toml").write_text(_config(engine_url, llama_url))
         key = cli(home, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
         port = free_port()
         server = start_server(home, port, "--config", str(home / "node.toml"))
@@ -186,16 +212,39 @@ def test_structured_output_is_valid_json(claude, model):
     jsonschema.validate(json.loads(message.content[0].text), schema)
 
 
-def test_a_closed_stream_cancels_the_upstream_request(node, claude):
-    # llama-cpp-python's server runs one request at a time: had the abandoned request kept
-    # going (2,000 tokens at one thread), the next one would wait for all of it
-    with claude.messages.stream(model=UPSTREAM, max_tokens=2000, messages=[
+@pytest.mark.parametrize("model", UPSTREAMS)
+def test_a_closed_stream_cancels_the_upstream_request(node, claude, model):
+    # both engines run one request at a time here: had the abandoned request kept going
+    # (2,000 tokens at one thread), the next one would wait for all of it
+    with claude.messages.stream(model=model, max_tokens=2000, messages=[
             {"role": "user", "content": "Write a very long story about a river."}],
             extra_body={"temperature": 1.0}) as stream:
         for _ in stream.text_stream:
             break
     started = time.monotonic()
-    reply = claude.messages.create(model=UPSTREAM, max_tokens=3, messages=HI)
+    reply = claude.messages.create(model=model, max_tokens=3, messages=HI)
     assert reply.usage.output_tokens > 0
     assert time.monotonic() - started < 20
-    assert httpx.get(node.root + "/healthz").json()["models"][UPSTREAM]["active"] == 0
+    assert httpx.get(node.root + "/healthz").json()["models"][model]["active"] == 0
+
+
+RIVERS = "You answer questions about the rivers of North America, briefly. " * 12
+
+
+@pytest.mark.parametrize("model", [LLAMA_SERVER])
+def test_a_repeated_prefix_is_reported_as_cached_on_both_apis(claude, gpt, model):
+    # the cached tokens llama-server's usage reports (llama-cpp-python's server reports none;
+    # the embedded engine's prefix cache has its own tests)
+    claude.messages.create(model=model, max_tokens=2, system=RIVERS, messages=HI)
+    ohio = [{"role": "user", "content": "Name one river in Ohio."}]
+    counted = claude.messages.count_tokens(model=model, system=RIVERS,
+                                           messages=ohio).input_tokens
+    usage = claude.messages.create(model=model, max_tokens=2, system=RIVERS,
+                                   messages=ohio).usage
+    assert usage.cache_read_input_tokens > counted // 2   # the system prompt at least
+    assert usage.input_tokens + usage.cache_read_input_tokens == counted
+    chat = gpt.chat.completions.create(model=model, max_tokens=2, messages=[
+        {"role": "system", "content": RIVERS},
+        {"role": "user", "content": "Name one river in Utah."}])
+    assert chat.usage.prompt_tokens_details.cached_tokens > counted // 2
+    assert chat.usage.prompt_tokens_details.cached_tokens < chat.usage.prompt_tokens

@@ -1,8 +1,11 @@
-"""Server binaries shipped inside Python packages that ``make install`` puts in the venv."""
+"""Server binaries: those shipped inside Python packages that ``make install`` puts in the
+venv, and llama.cpp's ``llama-server`` that ``make llama-server`` builds once."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -22,4 +25,15 @@ def package_binary(package: str, relative: str) -> Path:
     binary = package_dir(package) / relative
     if not binary.is_file():
         pytest.fail(f"{binary} is missing: reinstall {package!r} with `make install`")
+    return binary
+
+
+def llama_server() -> Path:
+    """llama.cpp's server, built from the llama.cpp that the installed llama-cpp-python
+    vendors (``$LLAMA_SERVER`` when set, as the Makefile sets it)."""
+    version = importlib.metadata.version("llama-cpp-python")
+    default = Path.home() / ".cache" / "b3os-infer" / f"llama-server-{version}" / "llama-server"
+    binary = Path(os.environ.get("LLAMA_SERVER") or default)
+    if not binary.is_file():
+        pytest.fail(f"{binary} is missing: `make llama-server` builds it (minutes, once)")
     return binary
