@@ -220,7 +220,7 @@ async def test_codex_shaped_requests_are_served(scripted_app):
 @pytest.mark.parametrize("extra, param, code", [
     ({"tools": [{"type": "file_search", "vector_store_ids": ["v"]}]}, "tools[0].type",
      "unsupported_parameter"),
-    ({"previous_response_id": "resp_1"}, "previous_response_id", "unsupported_parameter"),
+    ({"conversation": "conv_1"}, "conversation", "unsupported_parameter"),
     ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
      "input[0].content[0].type", "unsupported_parameter"),
     ({"input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]},

@@ -1,7 +1,8 @@
 """The node's front door (pure ASGI): only requests forwarded by an edge get in.
 
 A forwarded request carries the shared secret, the edge's request id, and the URL where
-the edge admits and settles it; the routes reach that URL through ``RemoteAccounting``.
+the edge admits and settles it; the routes reach that URL through ``RemoteAccounting``
+(and the key's stored responses through ``RemoteResponses``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..core import Usage
 from ..envelopes import error_response
 from ..errors import AuthenticationFailed, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
+from ..http.stored_responses import STORE_KEY
 from .fleet import (
     ACCOUNTING_HEADER,
     REQUEST_ID_HEADER,
@@ -25,6 +27,7 @@ from .fleet import (
     error_from_wire,
     secret_matches,
 )
+from .stored_responses import RemoteResponses
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ class NodeGuard:
         state["request_id"] = headers.get(REQUEST_ID_HEADER) or ids.request_id()
         if url := headers.get(ACCOUNTING_HEADER):
             state[ACCOUNTING_KEY] = RemoteAccounting(url, self.secret)
+            state[STORE_KEY] = RemoteResponses(url, self.secret)
         await self.app(scope, receive, send)
 
 

@@ -1,4 +1,5 @@
-"""What the edge holds for its whole life: keys, the ledger, limits and queues."""
+"""What the edge holds for its whole life: keys, the ledger, limits, queues and the
+stored responses (in the keys' database)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass, field
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
 from .queue import QueueConfig, Queues
+from .stored_responses import ResponseTable
 from .usage import UsageLedger
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -21,6 +23,10 @@ class EdgeState:
     queues: Queues = field(default_factory=lambda: Queues(QueueConfig()))
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     settle_grace_seconds: float = 5.0
+    responses: ResponseTable = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.responses = ResponseTable(self.keys.engine)
 
     @classmethod
     def for_keys(cls, keys: KeyStore, **options: object) -> EdgeState:
