@@ -4,7 +4,7 @@
 ``GET /responses/{id}/input_items`` lists): the ids and statuses a client left out are
 filled in, a string input is one user message. ``context_of`` reads a stored response
 back as input items: what it was made from, then its output, with each reasoning item
-read from its text (a seal is this node's; the next turn may run on another).
+read from its stored text (no seal to check: the text never left the server).
 """
 
 from __future__ import annotations
