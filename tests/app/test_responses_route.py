@@ -196,6 +196,14 @@ async def test_a_prompt_past_the_window_fails_the_stream_with_context_length_exc
                                                              "code": "server_error"}}})
 
 
+async def test_a_whole_response_past_the_window_is_a_400_context_length_exceeded(
+        scripted_app):
+    app = await scripted_app(Script(replies=(HELLO,), context_window=64))
+    with pytest.raises(openai.BadRequestError) as info:
+        await app.openai.responses.create(model=app.model, input="word " * 100)
+    assert (info.value.code, info.value.param) == ("context_length_exceeded", "input")
+
+
 async def test_codex_shaped_requests_are_served(scripted_app):
     """What Codex 0.171 sends: developer messages, a namespace, web search, its metadata."""
     app = await scripted_app(HELLO)

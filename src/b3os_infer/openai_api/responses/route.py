@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from ...core import ChatEvent
+from ...errors import InferError
 from ...http.accounting import admit
 from ...http.endpoint import as_infer_error, endpoint
 from ...http.requests import json_body, until_disconnect
@@ -81,8 +82,13 @@ async def _frames(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, No
 
 async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None],
                  ended: Ended) -> ResponseBody:
-    async for event in events:
-        builder.feed(event)
+    try:
+        async for event in events:
+            builder.feed(event)
+    except InferError as error:
+        if error.code == "context_length_exceeded":
+            error.param = "input"       # the prompt is made from `input` here
+        raise
     await ended(builder.response)
     return builder.response
 
