@@ -13,7 +13,7 @@ const client = new OpenAI({
 const model = process.env.B3OS_MODEL!;
 const ask = {
   model, input: "Name one river in Oregon.", instructions: "Be brief.",
-  max_output_tokens: 24, temperature: 0,
+  max_output_tokens: 400, temperature: 0,
 };
 
 // whole and streamed: the same response but for ids and times
