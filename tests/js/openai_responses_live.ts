@@ -43,8 +43,9 @@ const weather = {
 };
 const first = await client.responses.create({
   model, input: "What is the weather in Paris?", tools: [weather], max_output_tokens: 60,
-  temperature: 0, tool_choice: { type: "function", name: "get_weather" },
+  temperature: 0, tool_choice: { type: "function", name: "get_weather" }, parallel_tool_calls: false,
 });
+assert.equal(first.output.length, 1); // parallel_tool_calls false: one call
 const call = first.output.at(-1)!;
 assert.equal(call.type, "function_call");
 if (call.type !== "function_call") throw new Error("no call");

@@ -12,7 +12,7 @@ import httpx
 import openai
 import pytest
 from openai.types.responses import ResponseStreamEvent
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 MODEL = "b3os/smollm2-135m-instruct"
 ASK = {"model": MODEL, "input": "Name one river in Oregon.", "instructions": "Be brief.",
@@ -26,8 +26,8 @@ WEATHER = {"type": "function", "name": "get_weather", "description": "Weather in
 
 
 class River(BaseModel):
-    name: str
-    state: str
+    name: str = Field(max_length=30)
+    state: str = Field(max_length=20)
 
 
 def without_ids(response: dict) -> dict:
@@ -72,8 +72,8 @@ def test_a_function_call_answered_through_previous_response_id(openai_client):
     first = openai_client.responses.create(
         model=MODEL, input="What is the weather in Paris?", tools=[WEATHER],
         tool_choice={"type": "function", "name": "get_weather"}, max_output_tokens=60,
-        temperature=0)
-    call = first.output[-1]
+        temperature=0, parallel_tool_calls=False)
+    (call,) = first.output      # parallel_tool_calls false: one call
     assert call.type == "function_call" and call.name == "get_weather"
     assert isinstance(json.loads(call.arguments)["city"], str)
     second = openai_client.responses.create(
