@@ -18,8 +18,8 @@ MAX_LIMIT = 1000
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
-def page_limit(query: Mapping[str, str]) -> int:
-    """``limit`` from the query: an integer in 1..1000, 20 when absent."""
+def page_limit(query: Mapping[str, str], maximum: int = MAX_LIMIT) -> int:
+    """``limit`` from the query: an integer in 1..``maximum``, 20 when absent."""
     raw = query.get("limit")
     if raw is None:
         return DEFAULT_LIMIT
@@ -28,8 +28,8 @@ def page_limit(query: Mapping[str, str]) -> int:
     limit = int(raw)
     if limit < 1:
         raise InvalidRequest("limit: Input should be greater than or equal to 1", param="limit")
-    if limit > MAX_LIMIT:
-        raise InvalidRequest(f"limit: Input should be less than or equal to {MAX_LIMIT}",
+    if limit > maximum:
+        raise InvalidRequest(f"limit: Input should be less than or equal to {maximum}",
                              param="limit")
     return limit
 

@@ -53,6 +53,12 @@ class ScriptedApp:
     registry: ModelRegistry
     edge: EdgeState
     model: str = SCRIPTED_MODEL
+    keys: KeyStore | None = None      # the app's keys, to make another one
+    edge: EdgeState | None = None     # the edge's state (limits, ledger, stored responses)
+
+    def other_key(self) -> str:
+        assert self.keys is not None
+        return self.keys.create("another", DEFAULT_SCOPES)[1]
 
 
 ScriptedAppFactory = Callable[..., Awaitable[ScriptedApp]]
@@ -94,7 +100,8 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
             _, key = keys.create("app-tests", DEFAULT_SCOPES)
             app = create_app(registry, keys, edge)
             return ScriptedApp(
-                app=app, engine=engine, key=key, model=model, registry=registry, edge=edge,
+                app=app, engine=engine, key=key, model=model, registry=registry, keys=keys,
+                edge=edge,
                 anthropic=anthropic.AsyncAnthropic(
                     api_key=key, base_url=BASE_URL, max_retries=0,
                     http_client=await _sdk_client(stack, app)),

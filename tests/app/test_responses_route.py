@@ -196,6 +196,14 @@ async def test_a_prompt_past_the_window_fails_the_stream_with_context_length_exc
                                                              "code": "server_error"}}})
 
 
+async def test_a_whole_response_past_the_window_is_a_400_context_length_exceeded(
+        scripted_app):
+    app = await scripted_app(Script(replies=(HELLO,), context_window=64))
+    with pytest.raises(openai.BadRequestError) as info:
+        await app.openai.responses.create(model=app.model, input="word " * 100)
+    assert (info.value.code, info.value.param) == ("context_length_exceeded", "input")
+
+
 async def test_codex_shaped_requests_are_served(scripted_app):
     """What Codex 0.171 sends: developer messages, a namespace, web search, its metadata."""
     app = await scripted_app(HELLO)
@@ -220,7 +228,7 @@ async def test_codex_shaped_requests_are_served(scripted_app):
 @pytest.mark.parametrize("extra, param, code", [
     ({"tools": [{"type": "file_search", "vector_store_ids": ["v"]}]}, "tools[0].type",
      "unsupported_parameter"),
-    ({"previous_response_id": "resp_1"}, "previous_response_id", "unsupported_parameter"),
+    ({"conversation": "conv_1"}, "conversation", "unsupported_parameter"),
     ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
      "input[0].content[0].type", "unsupported_parameter"),
     ({"input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]},

@@ -1,4 +1,5 @@
-"""Keys and the usage ledger on a real PostgreSQL server, reached by URL."""
+"""Keys, the usage ledger and stored responses on a real PostgreSQL server, reached by
+URL."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from sqlalchemy import Engine
 
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
+from b3os_infer.edge.stored_responses import ResponseTable
 from b3os_infer.edge.usage import UsageLedger, UsageRow
+from b3os_infer.http.stored_responses import StoredResponse
 from support.postgres import postgres_server
 
 
@@ -61,3 +64,18 @@ def test_usage_series_on_postgres(engines: Callable[[], Engine]) -> None:
         assert sum(p.input_tokens for p in points) == 30
         assert all(p.start.endswith(tail) and len(p.start) == 20 for p in points)
     assert [p for p in ledger.series("day", "2999-01-01T00:00:00Z") if p.key_id == "ks"] == []
+
+
+def test_stored_responses_on_postgres_belong_to_their_key(
+        engines: Callable[[], Engine]) -> None:
+    stored = StoredResponse(id="resp_pg1", model="m",
+                            body={"id": "resp_pg1", "output": [{"type": "message"}]},
+                            items=[{"type": "message", "id": "msg_1", "role": "user",
+                                    "content": [{"type": "input_text", "text": "hé"}]}])
+    ResponseTable(engines()).put("k1", stored)
+    other = ResponseTable(engines())
+    assert other.get("k1", "resp_pg1") == stored
+    assert other.get("k2", "resp_pg1") is None
+    assert other.delete("k2", "resp_pg1") is False
+    assert other.delete("k1", "resp_pg1") is True
+    assert ResponseTable(engines()).get("k1", "resp_pg1") is None

@@ -130,6 +130,34 @@ def test_two_edges_share_one_budget_in_redis(fleet):
     assert line.split()[3:5] == ["2", "1"]   # 2 requests, 1 refused
 
 
+def test_a_response_stored_through_one_edge_is_found_through_the_other(fleet):
+    key = fleet.key()
+    first, second = (openai.OpenAI(api_key=key, base_url=edge + "/v1/infer", max_retries=0)
+                     for edge in fleet.edges)
+    other = openai.OpenAI(api_key=fleet.key(), base_url=fleet.edges[1] + "/v1/infer",
+                          max_retries=0)
+    try:
+        made = first.responses.create(model=MODEL, input="Reply with one word: yes",
+                                      max_output_tokens=3)
+        kept = second.responses.retrieve(made.id)
+        assert kept.model_dump() == made.model_dump()
+        assert [i.type for i in second.responses.input_items.list(made.id).data] == \
+            ["message"]
+        # the stored turn is in the next turn's prompt, whichever node counts it (free)
+        alone = second.responses.input_tokens.count(model=MODEL, input="Again?")
+        continued = second.responses.input_tokens.count(model=MODEL, input="Again?",
+                                                         previous_response_id=made.id)
+        assert continued.input_tokens > alone.input_tokens
+        with pytest.raises(openai.NotFoundError):
+            other.responses.retrieve(made.id)
+        second.responses.delete(made.id)
+        with pytest.raises(openai.NotFoundError):
+            first.responses.retrieve(made.id)
+    finally:
+        for client in (first, second, other):
+            client.close()
+
+
 def test_keeps_serving_when_a_node_stops(fleet):
     stop(fleet.processes[fleet.nodes[0]])
     # Until its next health check the edge may still pick the stopped node: the connection

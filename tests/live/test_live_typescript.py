@@ -26,3 +26,7 @@ def test_streaming_tools_and_thinking_with_the_typescript_sdk(live):
 
 def test_streaming_tools_structured_output_and_legacy_with_the_openai_npm_package(live):
     run_script(live, "openai_live.ts")
+
+
+def test_responses_create_stream_tools_and_stored_responses_with_the_openai_npm_package(live):
+    run_script(live, "openai_responses_live.ts")

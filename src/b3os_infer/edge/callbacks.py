@@ -2,7 +2,8 @@
 
 The edge registers each forwarded request's ``EdgeAccounting`` under a random ticket and
 sends the node ``<advertise url>/_b3os/accounting/<ticket>``; the node posts to
-``.../admit`` and ``.../settle`` with the shared secret.
+``.../admit`` and ``.../settle`` with the shared secret, and reaches the key's stored
+responses at ``.../response.get|put|delete`` (``stored_responses.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..errors import InferError
 from ..http.cancellation import until_disconnect
 from .accounting import EdgeAccounting
 from .fleet import CALLBACK_PREFIX, SECRET_HEADER, error_to_wire, secret_matches
+from .stored_responses import ACTIONS, KeyResponses, answer
 
 
 class Tickets:
@@ -59,9 +61,13 @@ def callback_route(tickets: Tickets, secret: str) -> Route:
         if target is None:
             return _refusal(404, "no such forwarded request (it has ended)")
         data = await request.json()
+        action = request.path_params["action"]
+        if action in ACTIONS:
+            store = KeyResponses(target.edge.responses, target.key.id)
+            return JSONResponse(await answer(store, action, data))
         try:
             # a node that gives up (its client went away) leaves the queue at once
-            await until_disconnect(request, _act(target, request.path_params["action"], data))
+            await until_disconnect(request, _act(target, action, data))
         except InferError as error:
             return JSONResponse(error_to_wire(error), status_code=error.status)
         return JSONResponse({"ok": True})

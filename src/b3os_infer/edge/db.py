@@ -1,4 +1,4 @@
-"""The edge's database: keys and the usage ledger, through SQLAlchemy.
+"""The edge's database: keys, the usage ledger and stored responses, through SQLAlchemy.
 
 SQLite under ``$B3OS_INFER_HOME`` by default; any SQLAlchemy URL (Postgres for a fleet:
 ``postgresql+psycopg://user:pass@host/db``) by ``[edge] database_url`` or
@@ -56,6 +56,18 @@ usage = Table(
     Column("cached_tokens", Integer, nullable=False),
     Column("latency_ms", Float, nullable=False),
     Column("created_at", String(20), nullable=False),
+)
+
+# Responses kept for ``GET /responses/{id}`` and ``previous_response_id``: the response
+# and its input items as JSON, owned by the key that made it.
+stored_responses = Table(
+    "stored_responses", metadata,
+    Column("id", String(64), primary_key=True),
+    Column("key_id", String(32), nullable=False, index=True),
+    Column("model", Text, nullable=False),
+    Column("created_at", String(20), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("items", Text, nullable=False),
 )
 
 # Columns added after the first release; an older database gets them on open.

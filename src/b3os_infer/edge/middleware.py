@@ -1,8 +1,9 @@
 """The edge's per-request work after authentication (pure ASGI).
 
 Reads the body under the size limit, refuses models the key may not use, puts an
-``EdgeAccounting`` where the routes find it, adds the rate-limit headers to the response
-start, and writes the request's row to the usage ledger when it ends.
+``EdgeAccounting`` and the key's stored responses where the routes find them, adds the
+rate-limit headers to the response start, and writes the request's row to the usage
+ledger when it ends.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from ..envelopes import error_response
 from ..errors import InferError
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.formats import BASE, api_for_path
+from ..http.stored_responses import STORE_KEY
 from ..observe.context import note_model
 from .accounting import EdgeAccounting, model_not_allowed
 from .body import ClientGone, read_body, replay, requested_model
 from .keys import KeyRecord
 from .ratelimit_headers import ratelimit_headers
 from .state import EdgeState
+from .stored_responses import KeyResponses
 from .usage import UsageRow
 
 log = logging.getLogger(__name__)
@@ -83,6 +86,7 @@ class EdgeRequest:
 
     async def run(self, app: ASGIApp, receive: Receive, send: Send) -> None:
         self.scope["state"][ACCOUNTING_KEY] = self.accounting
+        self.scope["state"][STORE_KEY] = KeyResponses(self.edge.responses, self.key.id)
         try:
             await app(self.scope, receive, self._sending(send))
             if not self.recorded:   # the response never ended: its client went away

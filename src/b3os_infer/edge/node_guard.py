@@ -2,7 +2,8 @@
 (and scrapes of ``/metrics``, which checks its own credential).
 
 A forwarded request carries the shared secret, the edge's request id, and the URL where
-the edge admits and settles it; the routes reach that URL through ``RemoteAccounting``.
+the edge admits and settles it; the routes reach that URL through ``RemoteAccounting``
+(and the key's stored responses through ``RemoteResponses``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..core import Usage
 from ..envelopes import error_response
 from ..errors import AuthenticationFailed, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
+from ..http.stored_responses import STORE_KEY
 from .fleet import (
     ACCOUNTING_HEADER,
     ADMIT_TIMEOUT,
@@ -29,6 +31,7 @@ from .fleet import (
     secret_matches,
 )
 from .scrape import METRICS_PATH
+from .stored_responses import RemoteResponses
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,7 @@ class NodeGuard:
         state["request_id"] = headers.get(REQUEST_ID_HEADER) or ids.request_id()
         if url := headers.get(ACCOUNTING_HEADER):
             state[ACCOUNTING_KEY] = RemoteAccounting(url, self.secret, self.client)
+            state[STORE_KEY] = RemoteResponses(url, self.secret)
         await self.app(scope, receive, send)
 
     def _closing(self, send: Send) -> Send:

@@ -1,4 +1,5 @@
-"""What the edge holds for its whole life: keys, the ledger, limits, queues, metrics."""
+"""What the edge holds for its whole life: keys, the ledger, limits, queues, metrics and
+the stored responses (in the keys' database)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from .key_gate import KeyGate
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
 from .queue import QueueConfig, Queues
+from .stored_responses import ResponseTable
 from .usage import UsageLedger
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -26,10 +28,12 @@ class EdgeState:
     metrics: Metrics = field(default_factory=Metrics)
     body_timeout_seconds: float = 30.0   # a body that stops arriving this long: 408
     gate: KeyGate = field(init=False)
+    responses: ResponseTable = field(init=False)
 
     def __post_init__(self) -> None:
         # The keys' cache and revision watch, on the ledger's database threads.
         self.gate = KeyGate(self.keys, self.ledger.threads)
+        self.responses = ResponseTable(self.keys.engine)
 
     @classmethod
     def for_keys(cls, keys: KeyStore, **options: object) -> EdgeState:

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from llama_cpp.llama_grammar import PRIMITIVE_RULES, RESERVED_NAMES, SchemaConverter
+from llama_cpp.llama_grammar import (
+    PRIMITIVE_RULES,
+    RESERVED_NAMES,
+    BuiltinRule,
+    SchemaConverter,
+)
 
 from .numeric_ranges import bounded_rule, has_bounds
 
@@ -39,8 +44,18 @@ def _expandable(schema: Any) -> Any:
     return {k: v for k, v in schema.items() if k not in drop} if drop else schema
 
 
+# llama-cpp-python's converter lets a string hold raw control characters (a newline, say),
+# which JSON forbids; llama.cpp's own converter leaves them out, and so does this one.
+JSON_CHAR = BuiltinRule(r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] '
+                        r'[0-9a-fA-F] [0-9a-fA-F])', [])
+
+
 class _Converter(SchemaConverter):
-    """llama.cpp's converter, plus numeric bounds (which it leaves unenforced)."""
+    """llama.cpp's converter, plus numeric bounds (which it leaves unenforced), and JSON
+    strings without raw control characters."""
+
+    def _add_primitive(self, name: str, rule: BuiltinRule) -> str:
+        return str(super()._add_primitive(name, JSON_CHAR if name == "char" else rule))
 
     def visit(self, schema: Any, name: str) -> str:
         schema = _expandable(schema)

@@ -26,7 +26,14 @@ from .completions import completions
 from .decode import decode_chat_request
 from .embeddings import create_embeddings
 from .encode import ChunkEncoder, completion_body, encode_chunks
-from .responses import count_input_tokens, create_response
+from .responses import (
+    cancel_response,
+    count_input_tokens,
+    create_response,
+    delete_response,
+    list_input_items,
+    retrieve_response,
+)
 
 
 def _registry(request: Request) -> ModelRegistry:
@@ -122,6 +129,11 @@ def routes(prefix: str) -> list[Route]:
         Route(prefix + "/completions", completions, methods=["POST"]),
         Route(prefix + "/responses", create_response, methods=["POST"]),
         Route(prefix + "/responses/input_tokens", count_input_tokens, methods=["POST"]),
+        Route(prefix + "/responses/{response_id}", retrieve_response, methods=["GET"]),
+        Route(prefix + "/responses/{response_id}", delete_response, methods=["DELETE"]),
+        Route(prefix + "/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
+        Route(prefix + "/responses/{response_id}/input_items", list_input_items,
+              methods=["GET"]),
         Route(prefix + "/embeddings", create_embeddings, methods=["POST"]),
         Route(prefix + "/models", list_models, methods=["GET"]),
         Route(prefix + "/models/{model_id:path}", get_model, methods=["GET"]),

@@ -9,7 +9,7 @@ output must answer an earlier call), reasoning comes back from its seal.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +51,9 @@ from ..wire.response_items import (
     ResponseReasoningItemParam,
 )
 from ..wire.response_kinds import TABLES
+from ..wire.response_tools import ToolChoiceAllowedParam
 from .sealing import unseal
-from .tools import ToolNames, tool_choice_of, tools_of
+from .tools import ToolNames, allowed_tools, tool_choice_of, tools_of
 
 
 @dataclass(frozen=True)
@@ -62,16 +63,21 @@ class ResponseOptions:
     stream: bool
     encrypted: bool
     names: ToolNames
+    summaries: bool     # `reasoning.summary` asked: the reasoning is its own summary
 
 
 def decode_params(body: Mapping[str, Any]) -> ResponseCreateParams:
     return decode(ResponseCreateParams, body, TABLES)
 
 
-def response_request(params: ResponseCreateParams, signer: Signer
+def response_request(params: ResponseCreateParams, signer: Signer,
+                     prior: Sequence[ResponseInputItemParam] = ()
                      ) -> tuple[ChatRequest, ResponseOptions]:
+    """The request in the core's terms; ``prior``: the stored context it continues."""
     tools, names = tools_of(params.tools or [])
-    system, messages = _conversation(params, signer, names)
+    if isinstance(params.tool_choice, ToolChoiceAllowedParam):
+        tools = allowed_tools(params.tool_choice, tools, names)
+    system, messages = _conversation(params, signer, names, prior)
     max_tokens = params.max_output_tokens or DEFAULT_MAX_TOKENS
     parallel = True if params.parallel_tool_calls is None else params.parallel_tool_calls
     chat = ChatRequest(
@@ -81,8 +87,11 @@ def response_request(params: ResponseCreateParams, signer: Signer
                           top_p=1.0 if params.top_p is None else params.top_p),
         tools=tools, tool_choice=tool_choice_of(params.tool_choice, tools, parallel),
         thinking=_thinking(params, max_tokens), response_schema=_schema(params))
+    asked = params.reasoning
     options = ResponseOptions(stream=bool(params.stream),
-                              encrypted=ENCRYPTED in (params.include or []), names=names)
+                              encrypted=ENCRYPTED in (params.include or []), names=names,
+                              summaries=bool(asked and (asked.summary
+                                                        or asked.generate_summary)))
     return chat, options
 
 
@@ -102,19 +111,23 @@ def _schema(params: ResponseCreateParams) -> JsonObject | None:
 # ---- items into messages -------------------------------------------------------------
 
 
-def _conversation(params: ResponseCreateParams, signer: Signer, names: ToolNames
-                  ) -> tuple[str | None, list[Message]]:
+def _conversation(params: ResponseCreateParams, signer: Signer, names: ToolNames,
+                  prior: Sequence[ResponseInputItemParam]) -> tuple[str | None, list[Message]]:
+    """The system prompt and the turns: the stored context's (``previous_response_id``;
+    its system and developer messages led their own requests), then this input's."""
+    system = [params.instructions] if params.instructions else []
+    system += [_text(_content(item)) for item in prior if _is_system(item)]
+    located = [("previous_response_id", item) for item in prior if not _is_system(item)]
     items = params.input
     if isinstance(items, str):
-        return params.instructions, [Message("user", [TextPart(items)])]
-    system = [params.instructions] if params.instructions else []
+        items = [EasyInputMessageParam(role="user", content=items)]
     start = 0
     while start < len(items) and _is_system(items[start]):
         system.append(_text(_content(items[start])))
         start += 1
-    messages = [_message(item, f"input[{i}]", signer, names)
-                for i, item in enumerate(items) if i >= start]
-    _check_outputs(messages, start)
+    located += [(f"input[{i}]", item) for i, item in enumerate(items) if i >= start]
+    messages = [_message(item, path, signer, names) for path, item in located]
+    _check_outputs(messages, [path for path, _ in located])
     if not messages:
         raise InvalidRequest("input: at least one item that is not a system or developer "
                              "message is required", param="input")
@@ -176,14 +189,13 @@ def _arguments(text: str, path: str) -> dict[str, JsonValue]:
     return value
 
 
-def _check_outputs(messages: list[Message], offset: int) -> None:
+def _check_outputs(messages: list[Message], paths: list[str]) -> None:
     """OpenAI's rule: a tool call's output answers an earlier call with its ``call_id``."""
     called: set[str] = set()
-    for index, message in enumerate(messages):
+    for message, path in zip(messages, paths, strict=True):
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 called.add(part.id)
             elif isinstance(part, ToolResultPart) and part.call_id not in called:
-                path = f"input[{index + offset}]"
                 raise invalid(path, "No tool call found for function call output with "
                               f"call_id {part.call_id}.")

@@ -9,6 +9,7 @@ Codex reads).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ... import ids
@@ -32,6 +33,7 @@ from ..wire.response_objects import (
     ItemStatus,
     OutputItem,
     OutputTokensDetails,
+    ReasoningSummary,
     ReasoningText,
     Response,
     ResponseCompletedEvent,
@@ -53,6 +55,10 @@ from ..wire.response_objects import (
     ResponseOutputMessage,
     ResponseOutputText,
     ResponseReasoningItem,
+    ResponseReasoningSummaryPartAddedEvent,
+    ResponseReasoningSummaryPartDoneEvent,
+    ResponseReasoningSummaryTextDeltaEvent,
+    ResponseReasoningSummaryTextDoneEvent,
     ResponseReasoningTextDeltaEvent,
     ResponseReasoningTextDoneEvent,
     ResponseStreamEvent,
@@ -85,9 +91,14 @@ def response_usage(usage: Usage) -> ResponseUsage:
 
 
 def failure_of(error: InferError) -> ResponseError:
-    return ResponseError(code=_FAILURE_CODES.get(error.code, error.code
-                                                 if error.status < 500 else "server_error"),
-                         message=error.message)
+    """The error of a ``response.failed``; a rate limit says when to come back as Codex
+    reads it ("try again in Ns")."""
+    code = _FAILURE_CODES.get(error.code, error.code if error.status < 500
+                              else "server_error")
+    message = error.message
+    if code == "rate_limit_exceeded" and error.retry_after is not None:
+        message += f" Please try again in {math.ceil(error.retry_after)}s."
+    return ResponseError(code=code, message=message)
 
 
 @dataclass
@@ -100,10 +111,15 @@ class _Open:
 
 
 class ResponseBuilder:
-    def __init__(self, head: Response, names: ToolNames, *, encrypted: bool) -> None:
+    """``summaries``: reasoning items carry their text as their one summary part too
+    (these models write no separate summary), streamed as ``reasoning_summary_*``."""
+
+    def __init__(self, head: Response, names: ToolNames, *, encrypted: bool,
+                 summaries: bool = False) -> None:
         self.response = head
         self.names = names
         self.encrypted = encrypted
+        self.summaries = summaries
         self._open: _Open | None = None
 
     # ---- the response's own events -----------------------------------------------
@@ -173,13 +189,31 @@ class ResponseBuilder:
         if self._open is None or not isinstance(self._open.item, ResponseReasoningItem):
             events = self._add(ResponseReasoningItem(id=item_id("rs"), content=[],
                                                      status="in_progress"))
+            if self.summaries:
+                events.append(ResponseReasoningSummaryPartAddedEvent(
+                    item_id=self._open_id, output_index=self._open_index, summary_index=0,
+                    part=ReasoningSummary(text="")))
             events.append(self._part_added(ReasoningText(text="")))
         assert self._open is not None
         self._open.text += text
+        if self.summaries:
+            events.append(ResponseReasoningSummaryTextDeltaEvent(
+                item_id=self._open_id, output_index=self._open_index, summary_index=0,
+                delta=text))
         events.append(ResponseReasoningTextDeltaEvent(item_id=self._open.item.id,
                                                       output_index=self._open.index,
                                                       content_index=0, delta=text))
         return events
+
+    @property
+    def _open_id(self) -> str:
+        assert self._open is not None
+        return self._open.item.id
+
+    @property
+    def _open_index(self) -> int:
+        assert self._open is not None
+        return self._open.index
 
     def _part_added(self, part: ResponseOutputText | ReasoningText
                     ) -> ResponseContentPartAddedEvent:
@@ -234,14 +268,7 @@ class ResponseBuilder:
                                                     content_index=0, part=part)]
             item.content, item.status = [part], status
         elif isinstance(item, ResponseReasoningItem):
-            part_r = ReasoningText(text=text)
-            events += [ResponseReasoningTextDoneEvent(item_id=item.id, output_index=index,
-                                                      content_index=0, text=text),
-                       ResponseContentPartDoneEvent(item_id=item.id, output_index=index,
-                                                    content_index=0, part=part_r)]
-            item.content, item.status = [part_r], status
-            if self.encrypted and signature is not None:
-                item.encrypted_content = seal(text, signature)
+            events += self._close_reasoning(item, index, text, status, signature)
         elif isinstance(item, ResponseFunctionToolCall):
             events.append(ResponseFunctionCallArgumentsDoneEvent(
                 item_id=item.id, output_index=index, name=item.name, arguments=text))
@@ -252,4 +279,24 @@ class ResponseBuilder:
             item.input = text
         events.append(ResponseOutputItemDoneEvent(output_index=index,
                                                   item=item.model_copy(deep=True)))
+        return events
+
+    def _close_reasoning(self, item: ResponseReasoningItem, index: int, text: str,
+                         status: ItemStatus, signature: str | None) -> Events:
+        events: Events = []
+        if self.summaries:
+            summary = ReasoningSummary(text=text)
+            events += [ResponseReasoningSummaryTextDoneEvent(
+                item_id=item.id, output_index=index, summary_index=0, text=text),
+                ResponseReasoningSummaryPartDoneEvent(
+                item_id=item.id, output_index=index, summary_index=0, part=summary)]
+            item.summary = [summary]
+        part = ReasoningText(text=text)
+        events += [ResponseReasoningTextDoneEvent(item_id=item.id, output_index=index,
+                                                  content_index=0, text=text),
+                   ResponseContentPartDoneEvent(item_id=item.id, output_index=index,
+                                                content_index=0, part=part)]
+        item.content, item.status = [part], status
+        if self.encrypted and signature is not None:
+            item.encrypted_content = seal(text, signature)
         return events

@@ -22,7 +22,12 @@ from ..wire.response_items import (
     ResponseFunctionToolCallParam,
     ResponseReasoningItemParam,
 )
-from ..wire.response_tools import CustomToolParam, FunctionToolParam, NamespaceToolParam
+from ..wire.response_tools import (
+    CustomToolParam,
+    FunctionToolParam,
+    NamespaceToolParam,
+    ToolChoiceAllowedParam,
+)
 
 FIELDS = policy_rules(ResponseCreateParams)
 
@@ -48,6 +53,7 @@ TABLES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     ("Fields of a `namespace` tool", policy_rules(NamespaceToolParam)),
     ("Tool types in a namespace", kind_rules(kinds.NAMESPACE_TOOLS)),
     ("Types of an object `tool_choice`", kind_rules(kinds.TOOL_CHOICES)),
+    ("Fields of an `allowed_tools` tool choice", policy_rules(ToolChoiceAllowedParam)),
 )
 
 

@@ -1,16 +1,18 @@
 """``POST /responses``: the Responses API on the same models, keys, limits and ledger as
-chat completions; streamed as named server-sent events with ``sequence_number``."""
+chat completions; streamed as named server-sent events with ``sequence_number``. A
+finished response is kept (``store``) before its last event leaves (``stored.py``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from pydantic import BaseModel, JsonValue
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...core import ChatEvent
+from ...errors import InferError
 from ...http.accounting import admit
 from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint
@@ -23,6 +25,7 @@ from ..wire.response_objects import InputTokenCount, ResponseStreamEvent
 from ..wire.response_objects import Response as ResponseBody
 from .decode import decode_params, response_request
 from .output import ResponseBuilder, item_id
+from .stored import keeping
 
 
 def _dump(value: BaseModel | str | None) -> JsonValue:
@@ -45,7 +48,8 @@ def _head(params: ResponseCreateParams, max_tokens: int) -> ResponseBody:
         top_p=1.0 if params.top_p is None else params.top_p,
         max_output_tokens=max_tokens, reasoning=_dump(params.reasoning) or {},
         text=text or {"format": {"type": "text"}},
-        store=params.store is not False, metadata=params.metadata or {})
+        store=params.store is not False, metadata=params.metadata or {},
+        previous_response_id=params.previous_response_id)
 
 
 def _frame(event: ResponseStreamEvent, number: int) -> bytes:
@@ -53,28 +57,41 @@ def _frame(event: ResponseStreamEvent, number: int) -> bytes:
     return named_frame(event.type, event.to_json())
 
 
-async def _frames(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None]
-                  ) -> AsyncIterator[bytes]:
+Ended = Callable[[ResponseBody], Awaitable[None]]
+
+
+async def _frames(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None],
+                  ended: Ended) -> AsyncIterator[bytes]:
     number = 0
     pending = builder.start()
     try:
         async for event in events:
             pending += builder.feed(event)
+            if builder.response.status != "in_progress":
+                continue    # the end: its events leave once the response is kept
             for item in pending:
                 yield _frame(item, number)
                 number += 1
             pending = []
     except Exception as exc:  # noqa: BLE001 - every failure reaches the client as an event
         pending += builder.fail(as_infer_error(exc))
+    if builder.response.status != "in_progress":
+        await ended(builder.response)
     for item in pending:
         yield _frame(item, number)
         number += 1
 
 
-async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None]
-                 ) -> ResponseBody:
-    async for event in events:
-        builder.feed(event)
+async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None],
+                 ended: Ended) -> ResponseBody:
+    try:
+        async for event in events:
+            builder.feed(event)
+    except InferError as error:
+        if error.code == "context_length_exceeded":
+            error.param = "input"       # the prompt is made from `input` here
+        raise
+    await ended(builder.response)
     return builder.response
 
 
@@ -83,7 +100,8 @@ async def count_input_tokens(request: Request) -> Response:
     """The prompt's tokens, as the same request's ``usage.input_tokens``; free."""
     params = decode_params(await json_body(request))
     model: ChatModel = request.app.state.registry.get(params.model)
-    chat, _ = response_request(params, model.signer)
+    context = await keeping(request, params.previous_response_id, False, params.input)
+    chat, _ = response_request(params, model.signer, context.prior)
     count = InputTokenCount(input_tokens=model.count_tokens(chat))
     return Response(count.to_json(), media_type="application/json")
 
@@ -92,17 +110,19 @@ async def count_input_tokens(request: Request) -> Response:
 async def create_response(request: Request) -> Response:
     params = decode_params(await json_body(request))
     model: ChatModel = request.app.state.registry.get(params.model)
-    chat, options = response_request(params, model.signer)
+    kept = await keeping(request, params.previous_response_id, params.store is not False,
+                         params.input)
+    chat, options = response_request(params, model.signer, kept.prior)
     chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
     prompt = model.prompt(chat)
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     events = admission.watch(model.stream(chat, prompt))
     builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
-                              encrypted=options.encrypted)
+                              encrypted=options.encrypted, summaries=options.summaries)
     note_response_id(builder.response.id)
     if not options.stream:
-        body = await _whole(builder, events)
+        body = await _whole(builder, events, kept.kept)
         return Response(body.to_json(), media_type="application/json")
-    frames = with_pings(_frames(builder, events), PING_COMMENT)
+    frames = with_pings(_frames(builder, events, kept.kept), PING_COMMENT)
     return EventStream(frames)
 

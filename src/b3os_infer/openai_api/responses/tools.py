@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...core import JsonObject, Tool, ToolChoice
+from ...errors import UnsupportedParameter
 from ..decode import invalid
 from ..wire.response_tools import (
     CustomToolParam,
     FunctionToolParam,
     NamespaceToolParam,
+    ToolChoiceAllowedParam,
     ToolChoiceParam,
     ToolParam,
 )
@@ -76,10 +78,37 @@ def tools_of(items: list[ToolParam]) -> tuple[list[Tool], ToolNames]:
     return tools, names
 
 
+_WEB_SEARCH = "web_search"
+
+
+def allowed_tools(choice: ToolChoiceAllowedParam, tools: list[Tool],
+                  names: ToolNames) -> list[Tool]:
+    """The tools an ``allowed_tools`` choice lists, in the order of ``tools``."""
+    listed: set[str] = set()
+    for i, entry in enumerate(choice.tools):
+        kind, path = entry.get("type"), f"tool_choice.tools[{i}]"
+        if isinstance(kind, str) and kind.startswith(_WEB_SEARCH):
+            continue    # accepted and left out, as the tool itself is
+        if kind not in ("function", "custom"):
+            raise UnsupportedParameter(f"{path}.type: only function and custom tools can "
+                                       "be allowed here", param=f"{path}.type")
+        name, namespace = entry.get("name"), entry.get("namespace")
+        flat = names.flat(str(name), namespace if isinstance(namespace, str) else None)
+        if flat not in names.by_flat or names.by_flat[flat].custom != (kind == "custom"):
+            raise invalid(f"{path}.name", f"no {kind} tool named {flat!r} in `tools`")
+        listed.add(flat)
+    return [tool for tool in tools if tool.name in listed]
+
+
 def tool_choice_of(choice: ToolChoiceParam | None, tools: list[Tool],
                    parallel: bool) -> ToolChoice:
+    """``tools`` are those offered: for ``allowed_tools``, the allowed ones."""
     if choice is None:
         return ToolChoice("auto" if tools else "none", None, parallel)
+    if isinstance(choice, ToolChoiceAllowedParam):
+        if choice.mode == "required" and not tools:
+            raise invalid("tool_choice.tools", "'required' needs at least one tool")
+        return ToolChoice(choice.mode if tools else "none", None, parallel)
     if isinstance(choice, str):
         if choice == "required" and not tools:
             raise invalid("tool_choice", "'required' needs `tools`")

@@ -14,7 +14,8 @@ from .response_items import ResponseInputItemParam
 from .response_kinds import TEXT_FORMATS
 from .response_tools import ToolChoiceParam, ToolParam
 
-NOT_STORED = "nothing is stored here yet: send the whole conversation in `input`"
+CONVERSATIONS = ("conversation objects are not served: continue with "
+                 "`previous_response_id`, or send the whole conversation in `input`")
 ENCRYPTED = "reasoning.encrypted_content"
 
 
@@ -22,10 +23,12 @@ class Reasoning(WireModel):
     effort: Annotated[ReasoningEffort | None, Supported(
         "none, minimal, low, medium, high, xhigh: the thinking budget (none: no "
         "reasoning)")] = None
-    summary: Annotated[Literal["auto", "concise", "detailed"] | None, Ignored(
-        "the reasoning is returned as its text (`content`), not summarised")] = None
-    generate_summary: Annotated[str | None, Ignored("the older spelling of `summary`")
-                                ] = None
+    summary: Annotated[Literal["auto", "concise", "detailed"] | None, Supported(
+        "any value: the reasoning item's one summary part is the reasoning text itself "
+        "(these models write no separate summary), streamed as "
+        "`response.reasoning_summary_*`; its `content` still carries the text")] = None
+    generate_summary: Annotated[Literal["auto", "concise", "detailed"] | None, Supported(
+        "the older spelling of `summary`")] = None
 
 
 class ResponseFormatText(WireModel):
@@ -84,11 +87,12 @@ class ResponseCreateParams(WireModel):
     tools: Annotated[list[ToolParam] | None, Supported(
         "function, custom and namespace tools; web search accepted and left out")] = None
     tool_choice: Annotated[ToolChoiceParam | None, Supported(
-        "none, auto, required, or a named function or custom tool")] = None
+        "none, auto, required, a named function or custom tool, or `allowed_tools`")
+                           ] = None
     parallel_tool_calls: Annotated[bool | None, Supported(
         "false: at most one call per reply")] = None
-    reasoning: Annotated[Reasoning | None, Supported("`effort`: the thinking budget")
-                         ] = None
+    reasoning: Annotated[Reasoning | None, Supported(
+        "`effort`: the thinking budget; `summary`: summary parts")] = None
     include: Annotated[list[str] | None, Supported(
         f"`{ENCRYPTED}`: reasoning items carry the reasoning sealed under the node's key; "
         "other values name outputs this server does not make and are ignored")] = None
@@ -97,8 +101,14 @@ class ResponseCreateParams(WireModel):
     truncation: Annotated[Literal["disabled"] | None, Supported(
         "`disabled` only: a prompt longer than the window fails with "
         "`context_length_exceeded`")] = None
-    store: Annotated[bool | None, Ignored(NOT_STORED)] = None
-    metadata: Annotated[dict[str, str] | None, Ignored("responses are not stored")] = None
+    store: Annotated[bool | None, Supported(
+        "true (the default): the finished response and its input are kept in the edge's "
+        "database for the key that made it; false: nothing is kept")] = None
+    previous_response_id: Annotated[str | None, Supported(
+        "continues a stored response of the same key: its input and output come before "
+        "this input (its `instructions` do not carry over)")] = None
+    metadata: Annotated[dict[str, str] | None, Supported(
+        "kept with the response and echoed")] = None
     prompt_cache_key: Annotated[str | None, Ignored(
         AUTOMATIC_CACHE + "; reuse is reported in `usage.input_tokens_details."
         "cached_tokens`")] = None
@@ -108,8 +118,7 @@ class ResponseCreateParams(WireModel):
     service_tier: Annotated[str | None, Ignored("one tier here")] = None
     user: Annotated[str | None, Ignored(PER_USER)] = None
     safety_identifier: Annotated[str | None, Ignored("an opaque end-user id")] = None
-    previous_response_id: Annotated[JsonValue | None, Refused(NOT_STORED)] = None
-    conversation: Annotated[JsonValue | None, Refused(NOT_STORED)] = None
+    conversation: Annotated[JsonValue | None, Refused(CONVERSATIONS)] = None
     background: Annotated[JsonValue | None, Refused("background responses are not served")
                           ] = None
     prompt: Annotated[JsonValue | None, Refused("stored prompt templates are not served")

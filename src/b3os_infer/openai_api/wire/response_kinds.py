@@ -6,7 +6,8 @@ from __future__ import annotations
 from ...wire import kinds
 from .kinds import TEXT_ONLY
 
-NOT_STORED = "nothing is stored here yet: send the items themselves"
+NOT_STORED = "items are not looked up by id: send the items themselves, or continue with " \
+    "`previous_response_id`"
 HOSTED = "a tool that runs on OpenAI's servers; it cannot run here"
 
 INPUT_ITEMS = kinds(
@@ -74,7 +75,7 @@ TOOL_CHOICES = kinds(
     "tool choice",
     ("function", "supported", "this function must be called"),
     ("custom", "supported", "this custom tool must be called"),
-    ("allowed_tools", "refused", "name one tool or use 'required'"),
+    ("allowed_tools", "supported", "only the listed tools are offered to the model"),
     ("web_search*", "refused", HOSTED),
     ("file_search", "refused", HOSTED),
     ("mcp", "refused", "remote MCP servers are not called from here"),

@@ -132,6 +132,7 @@ class Response(ResponseObject):
     text: JsonValue
     store: bool
     metadata: dict[str, str]
+    previous_response_id: str | None = None
     truncation: Literal["disabled"] = "disabled"
 
 
@@ -229,6 +230,34 @@ class ResponseReasoningTextDoneEvent(ItemEvent):
     text: str
 
 
+class ResponseReasoningSummaryPartAddedEvent(ItemEvent):
+    type: Literal["response.reasoning_summary_part.added"] = \
+        "response.reasoning_summary_part.added"
+    summary_index: int
+    part: ReasoningSummary
+
+
+class ResponseReasoningSummaryPartDoneEvent(ItemEvent):
+    type: Literal["response.reasoning_summary_part.done"] = \
+        "response.reasoning_summary_part.done"
+    summary_index: int
+    part: ReasoningSummary
+
+
+class ResponseReasoningSummaryTextDeltaEvent(ItemEvent):
+    type: Literal["response.reasoning_summary_text.delta"] = \
+        "response.reasoning_summary_text.delta"
+    summary_index: int
+    delta: str
+
+
+class ResponseReasoningSummaryTextDoneEvent(ItemEvent):
+    type: Literal["response.reasoning_summary_text.done"] = \
+        "response.reasoning_summary_text.done"
+    summary_index: int
+    text: str
+
+
 class ResponseFunctionCallArgumentsDeltaEvent(ItemEvent):
     type: Literal["response.function_call_arguments.delta"] = \
         "response.function_call_arguments.delta"
@@ -260,5 +289,7 @@ ResponseStreamEvent = (
     | ResponseOutputItemDoneEvent | ResponseContentPartAddedEvent
     | ResponseContentPartDoneEvent | ResponseTextDeltaEvent | ResponseTextDoneEvent
     | ResponseReasoningTextDeltaEvent | ResponseReasoningTextDoneEvent
+    | ResponseReasoningSummaryPartAddedEvent | ResponseReasoningSummaryPartDoneEvent
+    | ResponseReasoningSummaryTextDeltaEvent | ResponseReasoningSummaryTextDoneEvent
     | ResponseFunctionCallArgumentsDeltaEvent | ResponseFunctionCallArgumentsDoneEvent
     | ResponseCustomToolCallInputDeltaEvent | ResponseCustomToolCallInputDoneEvent)

@@ -95,8 +95,18 @@ class ToolChoiceCustomParam(WireModel):
     name: Annotated[str, Supported("a custom tool in `tools`")]
 
 
+class ToolChoiceAllowedParam(WireModel):
+    type: Annotated[Literal["allowed_tools"], Supported("`allowed_tools`")]
+    mode: Annotated[Literal["auto", "required"], Supported(
+        "auto: the model may call one of the listed tools; required: it must")]
+    tools: Annotated[list[dict[str, JsonValue]], Supported(
+        "the tools offered, by `type` and `name` (and `namespace`): function and custom "
+        "tools of `tools`; web search entries are left out, as the tool is")]
+
+
 ToolChoiceParam = Annotated[
     Annotated[ToolChoiceMode, Tag("mode")]
     | Annotated[ToolChoiceFunctionParam, member("function")]
-    | Annotated[ToolChoiceCustomParam, member("custom")],
+    | Annotated[ToolChoiceCustomParam, member("custom")]
+    | Annotated[ToolChoiceAllowedParam, member("allowed_tools")],
     TOOL_CHOICES.discriminator(plain="mode")]
