@@ -20,6 +20,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
+from .batches.service import BatchService
+from .config import BatchSettings
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
 from .edge.context import RequestContextMiddleware
@@ -66,23 +68,33 @@ async def infer_error(request: Request, exc: Exception) -> Response:
     return error_response(request.url.path, exc, request_id(request))
 
 
-def _node_app(registry: ModelRegistry, edge: EdgeState | None) -> Starlette:
+def _node_app(registry: ModelRegistry, edge: EdgeState | None,
+              batches: BatchService | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await registry.start()
+        if batches is not None:
+            batches.start()   # resumes the batches a stop left in progress
         try:
             yield
         finally:
+            if batches is not None:
+                await batches.close()
             await registry.close()
             if edge is not None:
                 await edge.limiter.close()
                 edge.ledger.close()
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
+    if batches is not None:
+        routes += batches.routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
+    app.state.batches = batches
+    if batches is not None:
+        batches.bind(app)
     return app
 
 
@@ -91,10 +103,13 @@ def _edge_layers(app: ASGIApp, edge: EdgeState) -> ASGIApp:
                                                    edge.ledger))
 
 
-def create_app(registry: ModelRegistry, keys: KeyStore,
-               edge: EdgeState | None = None) -> ASGIApp:
+def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None,
+               batches: BatchSettings | BatchService | None = None) -> ASGIApp:
+    """``batches``: the batch service (tests build their own), or its settings."""
     edge = edge or EdgeState.for_keys(keys)
-    app = _node_app(registry, edge)
+    if not isinstance(batches, BatchService):
+        batches = BatchService(keys.engine, edge, keys, registry, batches)
+    app = _node_app(registry, edge, batches)
     app.state.keys = keys
     app.state.edge = edge
     return _edge_layers(app, edge)

@@ -67,7 +67,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _app(registry: ModelRegistry, config: Config, keys: KeyStore) -> ASGIApp:
-    return create_app(registry, keys, edge_state(config, keys))
+    return create_app(registry, keys, edge_state(config, keys), config.batches)
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:

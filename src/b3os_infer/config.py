@@ -70,6 +70,37 @@ class EdgeConfig:
     redis_url: str | None = None      # default: limits kept in this process
 
 
+BATCH_DAY_SECONDS = 24 * 3600
+
+
+@dataclass
+class BatchSettings:
+    """``[batches]``: how batch work is scheduled and bounded (docs/batches.md)."""
+
+    # batch sequences in flight at most on this node (all batches, all models together)
+    concurrency: int = 4
+    # engine slots a batch request never takes, kept free for interactive requests
+    reserve_slots: int = 1
+    # an uploaded file (OpenAI Files, purpose batch); the edge's max_body_bytes also applies
+    max_file_bytes: int = 32 * 1024 * 1024
+    max_requests: int = 100_000
+    # a batch ends at the latest this long after it was created; requests not run by then
+    # are reported as expired
+    expires_after_seconds: int = BATCH_DAY_SECONDS
+    # how often the runner looks for interactive requests waiting while batches run
+    check_seconds: float = 0.02
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values, for the config loader."""
+        minimums = {"concurrency": 1, "reserve_slots": 0, "max_file_bytes": 1,
+                    "max_requests": 1, "expires_after_seconds": 1}
+        found = [f"{name} should be at least {low}" for name, low in minimums.items()
+                 if getattr(self, name) < low]
+        if self.check_seconds <= 0:
+            found.append("check_seconds should be above 0")
+        return found
+
+
 @dataclass
 class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
@@ -79,6 +110,7 @@ class Config:
     edge: EdgeConfig = field(default_factory=EdgeConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     concurrency: QueueConfig = field(default_factory=QueueConfig)
+    batches: BatchSettings = field(default_factory=BatchSettings)
 
     def served(self) -> list[ModelConfig]:
         """The models this node serves: the ``[[models]]`` list, or the single ``[model]``."""
@@ -86,7 +118,7 @@ class Config:
 
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
-             "edge": EdgeConfig}
+             "edge": EdgeConfig, "batches": BatchSettings}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
 _PER_MODEL = {
     "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,
@@ -110,6 +142,8 @@ def load_config(path: Path | None) -> Config:
             model.script = str(path.parent / model.script)
     if config.edge.max_body_bytes < 1:
         raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
+    if problems := config.batches.problems():
+        raise ConfigError(f"{path} [batches]: {problems[0]}")
     return config
 
 

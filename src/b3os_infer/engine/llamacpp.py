@@ -191,6 +191,7 @@ class LlamaCppEngine:
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
             description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
             applies_grammars=True,
+            slots=settings.parallel,
         )
         self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()

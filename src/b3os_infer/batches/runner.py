@@ -1,0 +1,164 @@
+"""The batch runner: one task that runs pending batch requests in spare capacity.
+
+Each turn it ends what has to end (canceled batches, batches past ``expires_at``, batches
+with every request done), preempts a batch request when an interactive one waits (the
+``Gate``), and starts pending requests, oldest batch first, while fewer than
+``concurrency`` run and the gate lets them. A request's answer is written when it is done;
+a request cut short (preempted, or the process stopped) stays pending and runs again
+from its start. On start nothing else is needed to resume: what is pending is run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..config import BatchSettings
+from .execute import Executor
+from .gate import Gate
+from .store import BatchRow, BatchStore, FileRow, ItemRow
+
+log = logging.getLogger(__name__)
+
+# what an API writes when one of its batches ends: its output files (OpenAI), if any
+Finisher = Callable[[BatchStore, BatchRow, float], list[tuple[FileRow, bytes] | None]]
+_IDLE_SECONDS = 1.0
+
+
+@dataclass
+class Flight:
+    item: ItemRow
+    task: asyncio.Task[None]
+    started: float = field(default_factory=time.monotonic)
+
+
+class BatchRunner:
+    def __init__(self, store: BatchStore, executor: Executor, gate: Gate,
+                 settings: BatchSettings, finishers: dict[str, Finisher]) -> None:
+        self.store = store
+        self.executor = executor
+        self.gate = gate
+        self.settings = settings
+        self.finishers = finishers
+        self.preempted = 0   # batch requests given back to interactive ones, since start
+        self._flights: dict[tuple[str, int], Flight] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        if not self.running:
+            self._task = asyncio.create_task(self._loop(), name="batch-runner")
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def close(self) -> None:
+        tasks = [f.task for f in self._flights.values()]
+        if self._task is not None:
+            tasks.append(self._task)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self._turn()
+            except Exception:  # noqa: BLE001 - the runner outlives a bad turn (logged)
+                log.exception("the batch runner's turn failed")
+            timeout = self.settings.check_seconds if self._flights else _IDLE_SECONDS
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            self._wake.clear()
+
+    async def _turn(self) -> None:
+        now = time.time()
+        await self._stop_batches(now)
+        self._end_batches(now)
+        self._preempt()
+        self._fill()
+
+    # ---- ending ----------------------------------------------------------------------
+
+    async def _stop_batches(self, now: float) -> None:
+        for batch in self.store.stopping(now):
+            flights = [f for f in self._flights.values() if f.item.batch_id == batch.id]
+            for flight in flights:
+                flight.task.cancel()
+            for flight in flights:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flight.task
+            self.store.stop(batch, now)
+
+    def _end_batches(self, now: float) -> None:
+        for batch in self.store.unfinished():
+            if any(key[0] == batch.id for key in self._flights):
+                continue
+            outcome = self._outcome(batch)
+            finisher = self.finishers.get(batch.api)
+            files = finisher(self.store, batch, now) if finisher else []
+            self.store.end(batch, outcome, now, files)
+
+    def _outcome(self, batch: BatchRow) -> str:
+        counts = self.store.counts(batch.id)
+        if counts.get("expired"):
+            return "expired"
+        if batch.state == "canceling":
+            return "canceled"
+        return "completed"
+
+    # ---- preempting and starting -------------------------------------------------------
+
+    def _running_for(self, model: str) -> list[Flight]:
+        return [f for f in self._flights.values() if f.item.model == model]
+
+    def _preempt(self) -> None:
+        for model in {f.item.model for f in self._flights.values()}:
+            flights = self._running_for(model)
+            if flights and self.gate.contended(model, len(flights)):
+                newest = max(flights, key=lambda f: f.started)
+                self._flights.pop(newest.item.key)
+                newest.task.cancel()
+                self.preempted += 1
+
+    def _fill(self) -> None:
+        room = self.settings.concurrency - len(self._flights)
+        if room <= 0:
+            return
+        for item in self.store.pending(room, set(self._flights)):
+            if not self.gate.may_start(item.model, len(self._running_for(item.model))):
+                continue
+            task = asyncio.create_task(self._run(item), name=f"batch {item.batch_id}")
+            self._flights[item.key] = Flight(item, task)
+
+    async def _run(self, item: ItemRow) -> None:
+        try:
+            batch = self._batch(item)
+            if batch is None:
+                return
+            answer = await self.executor.run(batch, item)
+            if self._mine(item):
+                self.store.finish(item.batch_id, item.idx, answer, time.time())
+        finally:
+            if self._mine(item):
+                del self._flights[item.key]
+            self.wake()
+
+    def _mine(self, item: ItemRow) -> bool:
+        """Whether this task still runs ``item`` (a preempted one no longer does)."""
+        flight = self._flights.get(item.key)
+        return flight is not None and flight.task is asyncio.current_task()
+
+    def _batch(self, item: ItemRow) -> BatchRow | None:
+        return self.store.batch_by_id(item.batch_id)
