@@ -48,6 +48,7 @@ class BatchRunner:
         self._flights: dict[tuple[str, int], Flight] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._closing = False
 
     @property
     def running(self) -> bool:
@@ -61,28 +62,33 @@ class BatchRunner:
         self._wake.set()
 
     async def close(self) -> None:
-        tasks = [f.task for f in self._flights.values()]
-        if self._task is not None:
-            tasks.append(self._task)
-        for task in tasks:
+        """Stop: the requests running now stay pending, to run after the next start."""
+        self._closing = True
+        self.wake()
+        flights = [f.task for f in self._flights.values()]
+        for task in flights:
             task.cancel()
-        for task in tasks:
+        for task in [*flights, *([self._task] if self._task else [])]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._task = None
+        self._closing = False
 
     async def _loop(self) -> None:
-        while True:
+        while not self._closing:
             try:
                 await self._turn()
             except Exception:  # noqa: BLE001 - the runner outlives a bad turn (logged)
                 log.exception("the batch runner's turn failed")
             timeout = self.settings.check_seconds if self._flights else _IDLE_SECONDS
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
             self._wake.clear()
 
     async def _turn(self) -> None:
+        if self._closing:
+            return
         now = time.time()
         await self._stop_batches(now)
         self._end_batches(now)
