@@ -16,9 +16,10 @@ from .anthropic_wire import SentModel
 from .multipart import parse_form
 from .openai_wire import FileDeleted, FileList, FileObject
 from .pages import after_page
+from .policy import UPLOAD_FIELDS
 from .store import FileRow
 
-KNOWN_FIELDS = {"file", "purpose", "expires_after[anchor]", "expires_after[seconds]"}
+KNOWN_FIELDS = {rule.name for rule in UPLOAD_FIELDS}
 
 
 def _json(body: SentModel) -> Response:

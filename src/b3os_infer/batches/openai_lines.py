@@ -17,6 +17,7 @@ from ..openai_api.completions.decode import decode_completion_request
 from ..openai_api.decode import decode_chat_request
 from ..openai_api.responses.decode import decode_params
 from .openai_wire import BatchError
+from .policy import LINE_FIELDS
 from .store import ItemRow
 
 MAX_ERRORS = 100
@@ -65,7 +66,7 @@ def _line(raw: str, endpoint: str) -> tuple[str, dict[str, Any]]:
                           "url")
     if not isinstance(body, dict):
         raise LineProblem("invalid_request", "body: should be a JSON object", "body")
-    unknown = sorted(set(line) - {"custom_id", "method", "url", "body"})
+    unknown = sorted(set(line) - {rule.name for rule in LINE_FIELDS})
     if unknown:
         raise LineProblem("unsupported_parameter", f"{unknown[0]}: unknown field of a batch "
                           "line", unknown[0])
