@@ -1,11 +1,14 @@
 """The batch runner: one task that runs pending batch requests in spare capacity.
 
-Each turn it ends what has to end (canceled batches, batches past ``expires_at``, batches
-with every request done), preempts a batch request when an interactive one waits (the
-``Gate``), and starts pending requests, oldest batch first, while fewer than
-``concurrency`` run and the gate lets them. A request's answer is written when it is done;
-a request cut short (preempted, or the process stopped) stays pending and runs again
-from its start. On start nothing else is needed to resume: what is pending is run.
+When something changed (a batch submitted or canceled, a request done or preempted), and
+once a second, it ends what has to end (canceled batches, batches past ``expires_at``,
+batches with every request done) and reads the next pending requests, oldest batch first.
+Every ``check_seconds`` while batch work waits or runs, in memory only, it preempts a
+batch request when an interactive one waits (the ``Gate``) and starts pending requests
+while fewer than ``concurrency`` run and the gate lets them. A request's answer is
+written when it is done; a request cut short (preempted, or the process stopped) stays
+pending and runs again from its start. On start nothing else is needed to resume: what
+is pending is run.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class BatchRunner:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self._candidates: list[ItemRow] = []   # pending requests read at the last refresh
 
     @property
     def running(self) -> bool:
@@ -75,25 +79,34 @@ class BatchRunner:
         self._closing = False
 
     async def _loop(self) -> None:
+        refresh_at = 0.0
         while not self._closing:
             try:
-                await self._turn()
+                if self._wake.is_set() or time.monotonic() >= refresh_at:
+                    self._wake.clear()
+                    await self._refresh()
+                    refresh_at = time.monotonic() + _IDLE_SECONDS
+                self._preempt()
+                self._fill()
             except Exception:  # noqa: BLE001 - the runner outlives a bad turn (logged)
                 log.exception("the batch runner's turn failed")
-            timeout = self.settings.check_seconds if self._flights else _IDLE_SECONDS
+            busy = self._flights or self._candidates
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout(self.settings.check_seconds if busy
+                                           else _IDLE_SECONDS):
                     await self._wake.wait()
-            self._wake.clear()
 
-    async def _turn(self) -> None:
+    async def _refresh(self) -> None:
+        """The database's part of a turn, when something changed (or once a second):
+        stop and end batches, and read the next pending requests. Between refreshes a
+        turn only looks at the engine and the queues, in memory."""
         if self._closing:
             return
         now = time.time()
         await self._stop_batches(now)
         self._end_batches(now)
-        self._preempt()
-        self._fill()
+        room = max(self.settings.concurrency - len(self._flights), 0)
+        self._candidates = self.store.pending(room, set(self._flights)) if room else []
 
     # ---- ending ----------------------------------------------------------------------
 
@@ -137,16 +150,18 @@ class BatchRunner:
                 self._flights.pop(newest.item.key)
                 newest.task.cancel()
                 self.preempted += 1
+                self.wake()   # it is pending again
 
     def _fill(self) -> None:
-        room = self.settings.concurrency - len(self._flights)
-        if room <= 0:
-            return
-        for item in self.store.pending(room, set(self._flights)):
-            if not self.gate.may_start(item.model, len(self._running_for(item.model))):
+        waiting: list[ItemRow] = []
+        for item in self._candidates:
+            if len(self._flights) >= self.settings.concurrency or item.key in self._flights \
+                    or not self.gate.may_start(item.model, len(self._running_for(item.model))):
+                waiting.append(item)
                 continue
             task = asyncio.create_task(self._run(item), name=f"batch {item.batch_id}")
             self._flights[item.key] = Flight(item, task)
+        self._candidates = waiting
 
     async def _run(self, item: ItemRow) -> None:
         try:
