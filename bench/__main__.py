@@ -18,7 +18,7 @@ from b3os_infer.compose import DEFAULT_MODEL_WINDOW
 from b3os_infer.config import EngineConfig
 from b3os_infer.node.models import default_model_path
 
-from . import direct, report, servers
+from . import batches, direct, report, servers
 from .scenarios import measure
 
 
@@ -53,7 +53,9 @@ def main() -> None:
     _say("ours: b3os-infer serve")
     with servers.ours(setup, args.log) as server:
         ours = asyncio.run(measure(server, args.prefix_words, direct.OurEngine(setup)))
+        batch = asyncio.run(batches.measure_batches(server))
     _say(f"ours: {ours}")
+    _say(f"ours, batches: {batch}")
     _say("peer: python -m llama_cpp.server")
     with servers.peer(setup, args.log) as server:
         peer = asyncio.run(measure(server, args.prefix_words, direct.PeerLibrary(setup)))
@@ -67,6 +69,8 @@ def main() -> None:
     print(f"load average (1, 5, 15 min): before {load_before}, after {load_after}")
     print()
     print(report.markdown(report.rows(ours, peer)))
+    print()
+    print(batches.markdown(batch))
 
 
 if __name__ == "__main__":
