@@ -1,8 +1,9 @@
 """The batch runner: one task that runs pending batch requests in spare capacity.
 
 When something changed (a batch submitted or canceled, a request done or preempted), and
-once a second, it ends what has to end (canceled batches, batches past ``expires_at``,
-batches with every request done) and reads the next pending requests, oldest batch first.
+once a second while a batch is in progress, it ends what has to end (canceled batches,
+batches past ``expires_at``, batches with every request done) and reads the next pending
+requests, oldest batch first.
 Every ``check_seconds`` while batch work waits or runs, in memory only, it preempts a
 batch request when an interactive one waits (the ``Gate``) and starts pending requests
 while fewer than ``concurrency`` run and the gate lets them. A request's answer is
@@ -53,6 +54,7 @@ class BatchRunner:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._candidates: list[ItemRow] = []   # pending requests read at the last refresh
+        self._active = False   # whether the last refresh saw a batch in progress
 
     @property
     def running(self) -> bool:
@@ -90,14 +92,20 @@ class BatchRunner:
                 self._fill()
             except Exception:  # noqa: BLE001 - the runner outlives a bad turn (logged)
                 log.exception("the batch runner's turn failed")
-            busy = self._flights or self._candidates
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.check_seconds if busy
-                                           else _IDLE_SECONDS):
+                async with asyncio.timeout(self._pause()):
                     await self._wake.wait()
 
+    def _pause(self) -> float | None:
+        """How long to wait for a wake: the check period while batch work waits or runs,
+        a second while batches are active (their expiry), else until woken."""
+        if self._flights or self._candidates:
+            return self.settings.check_seconds
+        return _IDLE_SECONDS if self._active else None
+
     async def _refresh(self) -> None:
-        """The database's part of a turn, when something changed (or once a second):
+        """The database's part of a turn, when something changed (or once a second while
+        a batch is active):
         stop and end batches, and read the next pending requests. Between refreshes a
         turn only looks at the engine and the queues, in memory."""
         if self._closing:
@@ -107,6 +115,7 @@ class BatchRunner:
         self._end_batches(now)
         room = max(self.settings.concurrency - len(self._flights), 0)
         self._candidates = self.store.pending(room, set(self._flights)) if room else []
+        self._active = self.store.any_active()
 
     # ---- ending ----------------------------------------------------------------------
 

@@ -216,6 +216,11 @@ class BatchStore:
                        .values(**_values(answer, [f.name for f in fields(Answer)]),
                                finished_at=now))
 
+    def any_active(self) -> bool:
+        query = select(batches.c.id).where(batches.c.state.in_(ACTIVE)).limit(1)
+        with self.engine.connect() as db:
+            return db.execute(query).first() is not None
+
     def stopping(self, now: float) -> list[BatchRow]:
         """Active batches that are being canceled or whose time is up."""
         query = select(*(batches.c[n] for n in _BATCH_FIELDS)).where(
