@@ -36,6 +36,13 @@ def batch_prompts(app: BatchApp) -> int:
     return sum("batch" in r.last_user for r in app.engine.received)
 
 
+async def ended(app: BatchApp, batch_id: str) -> None:
+    async def done() -> bool:
+        batch = await app.anthropic.messages.batches.retrieve(batch_id)
+        return batch.processing_status == "ended"
+    await until(done, f"{batch_id} ended")
+
+
 async def ask(app: BatchApp, text: str) -> str:
     message = await app.anthropic.messages.create(**params(app.model, text))  # type: ignore[arg-type]
     return message.content[0].text  # type: ignore[union-attr]
@@ -63,8 +70,8 @@ async def test_a_waiting_interactive_request_preempts_a_batch_request_that_then_
         first, second = await asyncio.gather(ask(app, "slow one"), ask(app, "quick one"))
         assert first.startswith("busy") and second == "Right away."
         assert app.service.runner.preempted >= 1
-        await until(lambda: app.service.store.counts(batch.id) == {"succeeded": 1},
-                    "the batch request done")
+        await ended(app, batch.id)
+        assert app.service.store.counts(batch.id) == {"succeeded": 1}
         assert batch_prompts(app) >= 2   # it ran again from its start
         lines = await app.anthropic.messages.batches.results(batch.id)
         result = [line async for line in lines][0].result
@@ -95,8 +102,7 @@ async def test_a_batch_request_that_can_never_fit_the_limits_is_errored(tmp_path
         batch = await app.anthropic.messages.batches.create(requests=[
             {"custom_id": "big", "params": params(app.model, "a batch job", 500)},
             {"custom_id": "small", "params": params(app.model, "a batch job", 50)}])
-        await until(lambda: "pending" not in app.service.store.counts(batch.id),
-                    "both batch requests done")
+        await ended(app, batch.id)
         found = {line.custom_id: line.result async for line in
                  await app.anthropic.messages.batches.results(batch.id)}
         assert found["small"].type == "succeeded"
