@@ -46,7 +46,7 @@ def _texts(message: dict[str, object]) -> str:
 async def _one_by_one(client: httpx.AsyncClient, root: str, server: Server) -> list[str]:
     texts = []
     for i in range(REQUESTS):
-        reply = await client.post(root + "/v1/messages", headers=server.headers,
+        reply = await client.post(root + "/messages", headers=server.headers,
                                   json=_params(server, i))
         reply.raise_for_status()
         texts.append(_texts(reply.json()))
@@ -64,7 +64,7 @@ async def _interactive(client: httpx.AsyncClient, server: Server, runs: int
 async def _run_batch(client: httpx.AsyncClient, root: str, server: Server
                      ) -> tuple[str, asyncio.Task[float]]:
     started = time.perf_counter()
-    created = await client.post(root + "/v1/messages/batches", headers=server.headers, json={
+    created = await client.post(root + "/messages/batches", headers=server.headers, json={
         "requests": [{"custom_id": f"r{i}", "params": _params(server, i)}
                      for i in range(REQUESTS)]})
     created.raise_for_status()
@@ -72,7 +72,7 @@ async def _run_batch(client: httpx.AsyncClient, root: str, server: Server
 
     async def ended() -> float:
         while True:
-            state = await client.get(f"{root}/v1/messages/batches/{batch_id}",
+            state = await client.get(f"{root}/messages/batches/{batch_id}",
                                      headers=server.headers)
             if state.json()["processing_status"] == "ended":
                 return time.perf_counter() - started
@@ -90,7 +90,7 @@ async def measure_batches(server: Server, runs: int = 5) -> BatchResults:
         await asyncio.sleep(1.0)   # the batch is running
         ttft_during, total_during = await _interactive(client, server, runs)
         batch_seconds = await ended
-        results = await client.get(f"{root}/v1/messages/batches/{batch_id}/results",
+        results = await client.get(f"{root}/messages/batches/{batch_id}/results",
                                    headers=server.headers)
     lines = [json.loads(line) for line in results.content.splitlines() if line.strip()]
     found = {line["custom_id"]: line["result"] for line in lines}
