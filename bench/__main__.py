@@ -23,7 +23,7 @@ from b3os_infer.config import EngineConfig, Home
 from b3os_infer.node.models import default_model_path
 from b3os_infer.packs import installed_gguf
 
-from . import agent, direct, report, servers
+from . import agent, batches, direct, report, servers
 from .scenarios import Results, decode, measure
 
 SCENARIOS = ("classic", "decode", "agent")
@@ -32,6 +32,7 @@ LLAMA_SERVER = Path.home() / ".cache" / "b3os-infer" / \
     f"llama-server-{importlib.metadata.version('llama-cpp-python')}" / "llama-server"
 AGENT_PACK = "qwen2.5-coder-0.5b"
 RESTARTS = ("ours", "both", "none")
+_notes: list[str] = []   # sections printed after the tables (the batch scenario's)
 
 
 def _arguments() -> argparse.Namespace:
@@ -70,6 +71,9 @@ def _classic(args: argparse.Namespace, setup: servers.Setup,
     with servers.ours(setup, args.log) as server:
         if "classic" in args.only:
             ours = asyncio.run(measure(server, args.prefix_words, direct.OurEngine(setup)))
+            batch = asyncio.run(batches.measure_batches(server))
+            _say(f"ours, batches: {batch}")
+            _notes.append(batches.markdown(batch))
         else:
             ours = asyncio.run(decode(server))
         peak = servers.peak_rss(server.pid)
@@ -139,6 +143,8 @@ def main() -> None:
     for title, table in tables:
         print(f"\n{title}\n")
         print(report.markdown(table))
+    for text in _notes:
+        print(f"\n{text}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
+from .batches.service import BatchService
+from .config import BatchSettings
 from .console.serve import Console
 from .edge.admin import AdminApi
 from .edge.auth import AuthMiddleware
@@ -100,19 +102,25 @@ def _watch_models(metrics: Metrics, registry: ModelRegistry) -> None:
 
 
 def _node_app(registry: ModelRegistry, edge: EdgeState | None,
-              scrape: Route | None = None) -> Starlette:
+              scrape: Route | None = None, batches: BatchService | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await registry.start()
+        if batches is not None:
+            batches.start()   # resumes the batches a stop left in progress
         try:
             yield
         finally:
+            if batches is not None:
+                await batches.close()
             await registry.close()
             if edge is not None:
                 await edge.limiter.close()
                 edge.ledger.close()
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
+    if batches is not None:
+        routes += batches.routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     if scrape is not None:
         routes.append(scrape)
@@ -120,6 +128,9 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
                     exception_handlers={HTTPException: http_error, InferError: infer_error})
     app.state.registry = registry
     app.state.prompt_prints = PromptPrints()
+    app.state.batches = batches
+    if batches is not None:
+        batches.bind(app)
     return app
 
 
@@ -131,13 +142,17 @@ def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], AS
 
 
 def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None,
-               shutdown: Shutdown | None = None, *,
+               shutdown: Shutdown | None = None,
+               batches: BatchSettings | BatchService | None = None, *,
                tracing: Tracing | None = None) -> ASGIApp:
+    """``batches``: the batch service (tests build their own), or its settings."""
     edge = edge or EdgeState.for_keys(keys)
+    if not isinstance(batches, BatchService):
+        batches = BatchService(keys.engine, edge, keys, registry, batches)
     _watch_models(edge.metrics, registry)
     edge.metrics.watch_queues(edge.queues.load)
     scrape = metrics_route(edge.metrics, ScrapeAccess(edge.gate, edge.metrics.config.token))
-    app = _node_app(registry, edge, scrape)
+    app = _node_app(registry, edge, scrape, batches)
     app.state.keys = keys
     app.state.edge = edge
     return _edge_layers(app, edge, lambda inner: _observed(inner, edge.metrics, tracing,

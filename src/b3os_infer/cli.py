@@ -71,7 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _app(registry: ModelRegistry, config: Config, keys: KeyStore,
          shutdown: Shutdown) -> ASGIApp:
-    return create_app(registry, keys, edge_state(config, keys), shutdown)
+    return create_app(registry, keys, edge_state(config, keys), shutdown, config.batches)
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:

@@ -95,6 +95,37 @@ class EdgeConfig:
     body_timeout_seconds: int = 30    # a body that stops arriving for this long: 408
 
 
+BATCH_DAY_SECONDS = 24 * 3600
+
+
+@dataclass
+class BatchSettings:
+    """``[batches]``: how batch work is scheduled and bounded (docs/batches.md)."""
+
+    # batch sequences in flight at most on this node (all batches, all models together)
+    concurrency: int = 4
+    # engine slots a batch request never takes, kept free for interactive requests
+    reserve_slots: int = 1
+    # an uploaded file (OpenAI Files, purpose batch); the edge's max_body_bytes also applies
+    max_file_bytes: int = 32 * 1024 * 1024
+    max_requests: int = 100_000
+    # a batch ends at the latest this long after it was created; requests not run by then
+    # are reported as expired
+    expires_after_seconds: int = BATCH_DAY_SECONDS
+    # how often the runner looks for interactive requests waiting while batches run
+    check_seconds: float = 0.02
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values, for the config loader."""
+        minimums = {"concurrency": 1, "reserve_slots": 0, "max_file_bytes": 1,
+                    "max_requests": 1, "expires_after_seconds": 1}
+        found = [f"{name} should be at least {low}" for name, low in minimums.items()
+                 if getattr(self, name) < low]
+        if self.check_seconds <= 0:
+            found.append("check_seconds should be above 0")
+        return found
+
+
 @dataclass
 class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
@@ -105,6 +136,7 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     concurrency: QueueConfig = field(default_factory=QueueConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    batches: BatchSettings = field(default_factory=BatchSettings)
 
     def served(self) -> list[ModelConfig]:
         """The models this node serves: the ``[[models]]`` list, or the single ``[model]``
@@ -113,7 +145,7 @@ class Config:
 
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
-             "edge": EdgeConfig, "metrics": MetricsConfig}
+             "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
 _PER_MODEL = {
     "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,
@@ -138,6 +170,8 @@ def load_config(path: Path | None) -> Config:
     if config.edge.max_body_bytes < 1:
         raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
     _check_engine(config.engine, f"{path} [engine]")
+    if problems := config.batches.problems():
+        raise ConfigError(f"{path} [batches]: {problems[0]}")
     return config
 
 

@@ -112,6 +112,8 @@ class EngineInfo:
     vocab_size: int
     description: str
     applies_grammars: bool = False   # honours GenerationRequest.grammar
+    # sequences it runs at once (None: no fixed number); more wait in its queue
+    slots: int | None = None
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,7 @@ class LlamaCppEngine:
             description=(f"llama.cpp, {settings.n_threads} threads, {settings.parallel} "
                          f"sequences, a {settings.pool_tokens}-token {settings.kv_type} KV pool"),
             applies_grammars=True,
+            slots=settings.parallel,
         )
         self._pool = KvPool(self._ctx, self._sequence_ids(), self._disk_cache(window, trained))
         self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)

@@ -101,12 +101,15 @@ def shutdown_of(scope: Scope) -> Shutdown | None:
 
 async def guarded(shutdown: Shutdown | None, events: AsyncGenerator[T, None]
                   ) -> AsyncGenerator[T, None]:
-    """``events`` until the shutdown's bound; then ``ShuttingDown`` from where it waits."""
-    if shutdown is None:
-        async for event in events:
-            yield event
-        return
+    """``events`` until the shutdown's bound; then ``ShuttingDown`` from where it waits.
+
+    Closed early (a reply folded at its final event), it closes ``events`` at once, so
+    what they settle in their ``finally`` is settled before the caller goes on."""
     try:
+        if shutdown is None:
+            async for event in events:
+                yield event
+            return
         while True:
             try:
                 event = await shutdown.interruptible(anext(events))

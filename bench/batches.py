@@ -1,0 +1,136 @@
+"""Ours only (the peer has no batches): a Message Batch of 50 requests, checked against
+the same requests sent one by one (greedy), and interactive latency while it runs.
+
+Part of ``make bench``; ``python -m bench.batches`` runs it alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from . import workload
+from .client import stream_chat
+from .servers import Server
+
+REQUESTS = 50
+MAX_TOKENS = 32
+STORY_TOKENS = 64
+
+
+@dataclass
+class BatchResults:
+    requests: int
+    matching: int           # batch results equal to the same request sent alone
+    batch_seconds: float    # from create to ended
+    ttft_alone: float       # median interactive time to first token, no batch
+    ttft_during: float      # ... while the batch runs
+    total_alone: float      # median interactive request time, no batch
+    total_during: float
+
+
+def _params(server: Server, index: int) -> dict[str, object]:
+    return {"model": server.model, "max_tokens": MAX_TOKENS, "temperature": 0,
+            "messages": workload.story(300 + index)}
+
+
+def _texts(message: dict[str, object]) -> str:
+    blocks = message.get("content") or []
+    return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+
+
+async def _one_by_one(client: httpx.AsyncClient, root: str, server: Server) -> list[str]:
+    texts = []
+    for i in range(REQUESTS):
+        reply = await client.post(root + "/messages", headers=server.headers,
+                                  json=_params(server, i))
+        reply.raise_for_status()
+        texts.append(_texts(reply.json()))
+    return texts
+
+
+async def _interactive(client: httpx.AsyncClient, server: Server, runs: int
+                       ) -> tuple[float, float]:
+    timings = [await stream_chat(client, server, workload.story(700 + i), STORY_TOKENS)
+               for i in range(runs)]
+    return (statistics.median(t.ttft for t in timings),
+            statistics.median(t.total for t in timings))
+
+
+async def _run_batch(client: httpx.AsyncClient, root: str, server: Server
+                     ) -> tuple[str, asyncio.Task[float]]:
+    started = time.perf_counter()
+    created = await client.post(root + "/messages/batches", headers=server.headers, json={
+        "requests": [{"custom_id": f"r{i}", "params": _params(server, i)}
+                     for i in range(REQUESTS)]})
+    created.raise_for_status()
+    batch_id = created.json()["id"]
+
+    async def ended() -> float:
+        while True:
+            state = await client.get(f"{root}/messages/batches/{batch_id}",
+                                     headers=server.headers)
+            if state.json()["processing_status"] == "ended":
+                return time.perf_counter() - started
+            await asyncio.sleep(0.2)
+
+    return batch_id, asyncio.create_task(ended())
+
+
+async def measure_batches(server: Server, runs: int = 5) -> BatchResults:
+    root = server.chat_url.removesuffix("/chat/completions") + "/v1"
+    async with httpx.AsyncClient(timeout=600) as client:
+        alone = await _one_by_one(client, root, server)
+        ttft_alone, total_alone = await _interactive(client, server, runs)
+        batch_id, ended = await _run_batch(client, root, server)
+        await asyncio.sleep(1.0)   # the batch is running
+        ttft_during, total_during = await _interactive(client, server, runs)
+        batch_seconds = await ended
+        results = await client.get(f"{root}/messages/batches/{batch_id}/results",
+                                   headers=server.headers)
+    lines = [json.loads(line) for line in results.content.splitlines() if line.strip()]
+    found = {line["custom_id"]: line["result"] for line in lines}
+    matching = sum(1 for i, text in enumerate(alone)
+                   if found.get(f"r{i}", {}).get("type") == "succeeded"
+                   and _texts(found[f"r{i}"]["message"]) == text)
+    return BatchResults(REQUESTS, matching, batch_seconds, ttft_alone, ttft_during,
+                        total_alone, total_during)
+
+
+def markdown(results: BatchResults) -> str:
+    rows = [
+        ("batch results equal to the requests sent alone (greedy)",
+         f"{results.matching} / {results.requests}"),
+        ("batch of 50, create to ended", f"{results.batch_seconds:.1f} s"),
+        ("interactive TTFT alone / during the batch",
+         f"{results.ttft_alone * 1000:.0f} ms / {results.ttft_during * 1000:.0f} ms "
+         f"({results.ttft_during / results.ttft_alone:.2f}x)"),
+        (f"interactive {STORY_TOKENS}-token request alone / during the batch",
+         f"{results.total_alone * 1000:.0f} ms / {results.total_during * 1000:.0f} ms "
+         f"({results.total_during / results.total_alone:.2f}x)"),
+    ]
+    return "\n".join(["| batches (ours only) | |", "|---|---|",
+                      *(f"| {name} | {value} |" for name, value in rows)])
+
+
+def main() -> None:
+    """``python -m bench.batches``: this part alone, on the embedded model."""
+    from pathlib import Path
+
+    from b3os_infer.compose import DEFAULT_MODEL_WINDOW
+    from b3os_infer.config import EngineConfig
+    from b3os_infer.node.models import default_model_path
+
+    from .servers import Setup, ours
+    setup = Setup(model_path=str(default_model_path()), threads=2,
+                  context_window=DEFAULT_MODEL_WINDOW, parallel=EngineConfig().parallel)
+    with ours(setup, Path("bench-servers.log")) as server:
+        print(markdown(asyncio.run(measure_batches(server))))
+
+
+if __name__ == "__main__":
+    main()

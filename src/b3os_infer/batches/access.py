@@ -1,0 +1,29 @@
+"""What a batch route needs from its request: the batch service, and the key that owns
+what it touches (another key is told the batch or file does not exist)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+
+from ..edge.keys import KeyRecord
+from ..errors import AuthenticationFailed
+
+if TYPE_CHECKING:
+    from .service import BatchService
+
+
+def service_of(request: Request) -> BatchService:
+    """The app's batch service, its runner started (resumed) if it was not yet."""
+    service: BatchService = request.app.state.batches
+    service.start()
+    return service
+
+
+def owner(request: Request) -> str:
+    """The id of the key that authenticated this request (the edge put it in the scope)."""
+    key = request.scope.get("state", {}).get("api_key")
+    if not isinstance(key, KeyRecord):
+        raise AuthenticationFailed("batches need an API key", code="missing_api_key")
+    return key.id

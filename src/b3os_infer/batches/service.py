@@ -1,0 +1,49 @@
+"""The batch service: its store, runner and routes, built once per app."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from ..config import BatchSettings
+from ..edge.keys import KeyStore
+from ..edge.state import EdgeState
+from ..node.registry import ModelRegistry
+from .anthropic_routes import routes as anthropic_routes
+from .execute import Executor
+from .gate import Gate
+from .openai_output import finish_openai
+from .openai_routes import routes as openai_routes
+from .runner import BatchRunner
+from .store import BatchStore
+
+
+class BatchService:
+    def __init__(self, database: Engine, edge: EdgeState, keys: KeyStore,
+                 registry: ModelRegistry, settings: BatchSettings | None = None) -> None:
+        self.settings = settings or BatchSettings()
+        self.store = BatchStore(database)
+        self.executor = Executor(edge, keys)
+        self.runner = BatchRunner(self.store, self.executor,
+                                  Gate(registry, edge.queues, self.settings.reserve_slots),
+                                  self.settings, {"openai": finish_openai})
+
+    def bind(self, app: ASGIApp) -> None:
+        """The node's routes, where batch requests run."""
+        self.executor.bind(app)
+
+    def start(self) -> None:
+        """Run (and resume) batches; idempotent, and called by every batch route too."""
+        self.runner.start()
+
+    def submitted(self) -> None:
+        self.runner.start()
+        self.runner.wake()
+
+    async def close(self) -> None:
+        await self.runner.close()
+
+    def routes(self, prefix: str) -> list[Route]:
+        return anthropic_routes(prefix) + openai_routes(prefix)
+
