@@ -199,7 +199,7 @@ def test_the_same_prompt_again_samples_from_the_logits_it_left(model):
         done = run[-1]
         assert isinstance(done, GenerationDone)
         assert done.cached_tokens == len(request.prompt) - 1 and done.generated_tokens == 1
-    assert len(model.engine._live_logits) == 1  # the row is still there for a fourth
+    assert len(model.engine._pool.live) == 1  # the row is still there for a fourth
 
 
 def test_a_grammar_that_cannot_be_built_is_refused_at_once_on_an_idle_engine(model):

@@ -57,12 +57,15 @@ class KvPool:
     def seat(self, prompt: Sequence[int]) -> Seat:
         match = self.index.longest(prompt)
         match = self._from_disk(prompt, match)
-        entry = self._open(keep=match.entry)
         source, shared = match.entry, match.shared
         row = self.live.get(source) if source is not None else None
         if source is None or row is None or not shared == len(prompt) == len(source.tokens):
             row = None
         reuse = len(prompt) if row is not None else min(shared, len(prompt) - 1)
+        entry = self._open(keep=source, need=source is None or source.running)
+        if entry is None:   # every other id runs: the parked source itself is seated
+            assert source is not None
+            return self._take_over(source, prompt, reuse, row)
         if source is not None and reuse > 0:
             ll.llama_memory_seq_cp(self._memory, source.seq_id, entry.seq_id, 0, reuse)
             source.last_used = self._clock()
@@ -71,9 +74,27 @@ class KvPool:
             self.live[entry] = row
         return Seat(entry, reuse, row)
 
-    def _open(self, keep: Entry | None) -> Entry:
+    def _take_over(self, source: Entry, prompt: Sequence[int], reuse: int,
+                   row: int | None) -> Seat:
+        """Seat a new sequence on a parked entry's own id, keeping its first ``reuse``
+        cells (as a slot reused its own KV): no id is free to copy them into."""
+        if not ll.llama_memory_seq_rm(self._memory, source.seq_id, reuse, -1):
+            ll.llama_memory_seq_rm(self._memory, source.seq_id, -1, -1)
+            reuse, row = 0, None
+        if row is None:
+            self.live.pop(source, None)
+        source.running = True
+        source.last_used = self._clock()
+        source.tokens = list(prompt[:reuse])
+        return Seat(source, reuse, row)
+
+    def _open(self, keep: Entry | None, *, need: bool = True) -> Entry | None:
+        """A free id, evicting parked entries but ``keep``; None when only ``keep`` could
+        make room (and ``need`` is false: the caller seats on ``keep`` itself)."""
         while (entry := self.index.open(self._clock())) is None:
             if not self.evict(keep=keep):
+                if not need:
+                    return None
                 raise RuntimeError("every sequence id of the KV pool is running")
         return entry
 
@@ -91,6 +112,7 @@ class KvPool:
         if state is None:
             return match
         entry = self._open(keep=match.entry)
+        assert entry is not None   # _open raises rather than give nothing when needed
         buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)
         while not ll.llama_state_seq_set_data(self._ctx, buffer, len(state), entry.seq_id):
             if not self.evict(keep=match.entry):   # no room in the pool for it now
