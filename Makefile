@@ -60,7 +60,7 @@ endif
 test: install $(LLAMA_SERVER) ## run the whole test suite (unit, in-process and live SDK tests; the first run builds llama-server)
 	LLAMA_SERVER='$(LLAMA_SERVER)' $(BIN)/pytest -q
 
-test-fast: install ## the unit and in-process tests only (tests/unit, tests/app): seconds
+test-fast: install ## the unit and in-process tests only (tests/unit, tests/app): about two minutes
 	$(BIN)/pytest -q tests/unit tests/app
 
 bench: install $(LLAMA_SERVER) ## our server vs llama-cpp-python's server and llama-server, one at a time (ARGS="--only agent"; see docs/benchmarks.md)
