@@ -135,12 +135,7 @@ def test_frequency_penalty_changes_a_repetitive_greedy_reply(model):
 
 def test_a_running_sequence_shares_its_prefix_with_a_new_one(model):
     """B arrives while A (same long document, another question) is still generating:
-    B's prompt prefix is copied from A's KV, and B's greedy reply starts as it does alone.
-
-    Not token for token to the end: in one unified KV pool, a sequence's attention runs
-    over every cell in use (others' masked out), so logits computed beside A differ from
-    those computed alone in the last bits, and a near tie late in a greedy reply can
-    tip either way (seen once: "line 0" against "line 1")."""
+    B's prompt prefix is copied from A's KV, and B's greedy reply is what it is alone."""
     document = " ".join(f"line {i}: the harbor lantern signal." for i in range(40))
 
     def request(question: str) -> GenerationRequest:
@@ -165,7 +160,7 @@ def test_a_running_sequence_shares_its_prefix_with_a_new_one(model):
     assert done.cached_tokens > 300, "the shared document came from the running sequence"
     alone = asyncio.run(collect(model.engine, request("Which line is first?")))[0]
     copied = "".join(e.text for e in events if isinstance(e, TokenEvent))
-    assert copied.split()[:4] == alone.split()[:4] and len(copied.split()) >= 4
+    assert copied == alone
 
 
 def test_a_short_shared_prefix_is_counted_as_input_not_as_cached(model):
@@ -204,7 +199,7 @@ def test_the_same_prompt_again_samples_from_the_logits_it_left(model):
         done = run[-1]
         assert isinstance(done, GenerationDone)
         assert done.cached_tokens == len(request.prompt) - 1 and done.generated_tokens == 1
-    assert len(model.engine._pool.live) == 1  # the row is still there for a fourth
+    assert len(model.engine._live_logits) == 1  # the row is still there for a fourth
 
 
 def test_a_grammar_that_cannot_be_built_is_refused_at_once_on_an_idle_engine(model):
@@ -239,6 +234,6 @@ def test_kv_usage_counts_the_tokens_a_running_sequence_holds(model):
 
     usage = asyncio.run(during())
     assert usage is not None
-    assert usage.capacity == EngineConfig().pool_tokens   # one pool for every sequence
+    assert usage.capacity == model.engine.info.context_window * 4   # parallel=4 slots
     assert len(tokens) <= usage.used <= usage.capacity
     assert 0 < usage.fraction <= 1

@@ -9,8 +9,7 @@ import pytest
 
 from b3os_infer.core import Tool
 from b3os_infer.engine.gbnf import GbnfCompiler
-from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
-from b3os_infer.engine.samplers import _grammar_sampler
+from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings, _grammar_sampler
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
 from b3os_infer.node.models import default_model_path
 

@@ -1,26 +1,26 @@
 """The embedded engine: llama.cpp in process, through llama-cpp-python's low-level API.
 
-One scheduler thread owns the llama context. Each step it admits waiting requests as new
-sequences, builds one ``llama_batch`` holding the next token of every decoding sequence
-plus a chunk of pending prompt tokens, decodes it, and samples each sequence from its own
-sampler chain.
-
-Memory is one KV pool (``kv_unified``) of ``pool_tokens`` cells shared by all sequences
-(engine/kv_pool.py): a new request starts from whichever cached sequence shares the
-longest prefix with its prompt, running or finished, and those cells are shared, not
-copied. A finished or cancelled sequence stays in the pool with every token it computed
-until the room is needed (least recently used first); long ones are also saved to disk
-and reloaded after a restart (engine/disk_cache.py). The event loop only ever waits on
-queues.
+One scheduler thread owns the llama context. Each step it admits waiting requests into
+free sequence slots, builds one ``llama_batch`` holding the next token of every decoding
+sequence plus a chunk of pending prompt tokens, decodes it, and samples each sequence
+from its own sampler chain. A finished or cancelled sequence leaves its KV in its slot: the next
+request is seated in the free slot that shares the longest prefix with its prompt, and
+only the rest is dropped (``llama_memory_seq_rm``) and computed. When a running sequence
+shares a much longer prefix, its KV is copied into the least recently used free slot
+instead. The prefix cache is therefore bounded by the slots' KV, allocated once
+(``parallel`` x context window tokens), and evicts least recently used first. The event
+loop only ever waits on queues.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import ctypes
 import logging
 import queue
 import threading
+import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,18 +29,20 @@ from typing import Any
 import llama_cpp as ll
 import numpy as np
 
-from ..errors import InternalError, InvalidRequest, Overloaded
+from ..core import Sampling
+from ..errors import InternalError, InvalidRequest
 from .base import (
     Admitted,
     EngineEvent,
     EngineInfo,
     GenerationDone,
     GenerationRequest,
+    Grammar,
     KvUsage,
     TokenEvent,
     check_fits,
 )
-from .disk_cache import DiskCache, model_identity
+from .constrained import ConstrainedSampler
 from .gguf import (
     display_name,
     model_metadata,
@@ -49,12 +51,8 @@ from .gguf import (
     vocab_text,
     vocab_tokenize,
 )
-from .kv_cache import DEFAULT_KV_TYPE, DEFAULT_POOL_TOKENS
-from .kv_pool import KvPool
-from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
-from .prefix_index import Entry
+from .kv_cache import DEFAULT_KV_TYPE
 from .reasoning import ReasoningTracker
-from .samplers import sampler_chain
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +62,6 @@ def _failed(exc: Exception) -> InternalError:
 
 _SCHEDULER_STACK_BYTES = 512 * 1024 * 1024
 _KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
-_MAX_SEQUENCE_IDS = 256   # llama.cpp's LLAMA_MAX_SEQ
 
 
 @dataclass
@@ -75,20 +72,12 @@ class LlamaCppSettings:
     batch_tokens: int = 512
     context_window: int | None = None
     kv_type: str = DEFAULT_KV_TYPE
-    # the KV pool, in tokens, shared by running sequences and cached prefixes; a
-    # sequence's window is at most this
-    pool_tokens: int = DEFAULT_POOL_TOKENS
-    # sequence ids beyond the ``parallel`` running ones, for finished sequences kept as
-    # cached prefixes (idle running ids hold them too); each one slows batched decode
-    cached_prefixes: int = 0
-    # where long prefixes are saved across restarts (None: nowhere), the bytes all such
-    # files may take, and how many new tokens make a sequence worth a file
-    disk_cache: Path | None = None
-    disk_budget_bytes: int = 4 << 30
-    disk_min_tokens: int = 2048
     # a reused prefix shorter than this (a chat template's first tokens) is still read from
     # the KV, but counted as input, not as cached: both APIs report only long cached prefixes
     min_reported_cache: int = 64
+    # a running sequence's KV is copied only when it shares this many tokens more than the
+    # best free slot (the copy moves the whole stream)
+    min_prefix_copy: int = 64
 
 
 @dataclass(eq=False)
@@ -97,14 +86,12 @@ class _Sequence:
     loop: asyncio.AbstractEventLoop
     out: asyncio.Queue[EngineEvent | BaseException]
     cancelled: bool = False
-    entry: Entry | None = None
+    seq_id: int = -1
     sampler: Any = None
     position: int = 0
-    copied: int = 0          # prompt tokens whose cells it shares with the entry it came from
     feed: list[int] = field(default_factory=list)
     generated: int = 0
     cached: int = 0
-    progress: PrefillLog | None = None
     reasoning: ReasoningTracker | None = None
     logprobs: tuple[float, tuple[tuple[int, float], ...]] | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
@@ -113,13 +100,52 @@ class _Sequence:
         if self.request.reasoning is not None:
             self.reasoning = ReasoningTracker(self.request.reasoning)
 
-    @property
-    def prefilling(self) -> bool:
-        return len(self.feed) > 1
 
-    def own_cells(self) -> int:
-        """Cells this sequence holds or will hold for its prompt beyond the shared prefix."""
-        return self.position + len(self.feed) - self.copied
+@dataclass(eq=False)
+class _Slot:
+    """A sequence id with its own KV stream, and the tokens that stream holds."""
+
+    index: int
+    tokens: list[int] = field(default_factory=list)
+    busy: bool = False
+    last_used: float = 0.0
+
+    def common_prefix(self, prompt: list[int]) -> int:
+        count = 0
+        for mine, theirs in zip(self.tokens, prompt, strict=False):
+            if mine != theirs:
+                break
+            count += 1
+        return count
+
+
+@dataclass(frozen=True)
+class _Seat:
+    """Where a new sequence goes: a free slot, how much of its prompt is already in KV,
+    and the busy slot to copy that KV from (None: the free slot holds it itself)."""
+
+    slot: _Slot
+    shared: int
+    source: _Slot | None = None
+
+
+def _pick_slot(slots: list[_Slot], prompt: list[int], min_copy: int) -> _Seat:
+    """The free slot sharing the longest prefix (among equals, the least recently used).
+
+    When a running sequence shares a prefix longer by at least ``min_copy`` tokens, its
+    KV is copied instead, into the least recently used free slot: that slot's own cache
+    is the one worth least.
+    """
+    free = [slot for slot in slots if not slot.busy]
+    scored = [(slot.common_prefix(prompt), -slot.last_used, slot) for slot in free]
+    shared, _, slot = max(scored, key=lambda item: item[:2])
+    running = [(other.common_prefix(prompt), other) for other in slots if other.busy]
+    if running:
+        longest, source = max(running, key=lambda item: item[0])
+        if longest >= shared + min_copy:
+            oldest = min(free, key=lambda other: other.last_used)
+            return _Seat(oldest, longest, source)
+    return _Seat(slot, shared)
 
 
 class _Outbox:
@@ -149,12 +175,8 @@ def _deliver(events: list[tuple[_Sequence, Any]]) -> None:
         sequence.out.put_nowait(event)
 
 
-# one step's work: (sequence, how many of its feed tokens go into the batch)
-_Plan = list[tuple[_Sequence, int]]
-
-
 class LlamaCppEngine:
-    """Continuous batching over one llama.cpp context and its shared KV pool."""
+    """Continuous batching over one llama.cpp context, one KV stream per slot."""
 
     def __init__(self, settings: LlamaCppSettings) -> None:
         self.settings = settings
@@ -166,44 +188,43 @@ class LlamaCppEngine:
         self._vocab = ll.llama_model_get_vocab(self._model)
         trained = ll.llama_model_n_ctx_train(self._model)
         window = settings.context_window or trained
-        if window > settings.pool_tokens:
-            log.warning("the KV pool (%d tokens) is smaller than the window %d: serving %d",
-                        settings.pool_tokens, window, settings.pool_tokens)
-            window = settings.pool_tokens
         self.trained_window = trained
         self._ctx = self._new_context(window, trained)
+        self._memory = ll.llama_get_memory(self._ctx)
         self.info = EngineInfo(
             context_window=window,
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
-            description=(f"llama.cpp, {settings.n_threads} threads, {settings.parallel} "
-                         f"sequences, a {settings.pool_tokens}-token {settings.kv_type} KV pool"),
+            description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
             applies_grammars=True,
             slots=settings.parallel,
         )
-        self._pool = KvPool(self._ctx, self._sequence_ids(), self._disk_cache(window, trained))
         self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
         self._waiting: list[_Sequence] = []
         self._active: list[_Sequence] = []
+        self._slots = [_Slot(i) for i in range(settings.parallel)]
+        # slot index -> the row of the last decode's logits that follows the slot's tokens;
+        # valid until the next decode or until the slot's tokens change
+        self._live_logits: dict[int, int] = {}
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._outbox = _Outbox()
         self._last_text = ""
 
-    def _sequence_ids(self) -> int:
-        return min(self.settings.parallel + self.settings.cached_prefixes, _MAX_SEQUENCE_IDS)
-
     def _new_context(self, window: int, trained: int) -> Any:
-        """One unified KV pool for every sequence id, f16 by default (with flash attention
-        where llama.cpp finds it supported, as llama-server does)."""
+        """One KV stream per sequence slot, each holding a whole context window.
+
+        Separate streams keep each sequence's attention to its own cells, which
+        measured faster here than one unified pool once several sequences run.
+        """
         params = ll.llama_context_default_params()
-        params.n_ctx = self.settings.pool_tokens
+        params.n_ctx = window * self.settings.parallel
         params.n_batch = self.settings.batch_tokens + self.settings.parallel
         params.n_ubatch = self.settings.batch_tokens + self.settings.parallel
-        params.n_seq_max = self._sequence_ids()
+        params.n_seq_max = self.settings.parallel
         params.n_threads = self.settings.n_threads
         params.n_threads_batch = self.settings.n_threads
-        params.kv_unified = True
+        params.kv_unified = False
         if window > trained:  # stretch the rotary positions with YaRN
             params.rope_scaling_type = ll.LLAMA_ROPE_SCALING_TYPE_YARN
             params.rope_freq_scale = trained / window
@@ -218,16 +239,6 @@ class LlamaCppEngine:
         if not ctx:
             raise RuntimeError("llama.cpp could not create a context")
         return ctx
-
-    def _disk_cache(self, window: int, trained: int) -> DiskCache | None:
-        settings = self.settings
-        if settings.disk_cache is None or settings.disk_budget_bytes <= 0:
-            return None
-        identity = {**model_identity(Path(settings.model_path)), "kv_type": settings.kv_type,
-                    "window": window, "trained_window": trained,
-                    "llama_cpp": getattr(ll, "__version__", "?")}
-        return DiskCache(settings.disk_cache, identity, settings.disk_budget_bytes,
-                         settings.disk_min_tokens)
 
     # ---- metadata and tokens -------------------------------------------------
 
@@ -274,7 +285,6 @@ class LlamaCppEngine:
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join)
             self._thread = None
-        await asyncio.to_thread(self._pool.close)   # the disk writes queued so far
         ll.llama_batch_free(self._batch)
         ll.llama_free(self._ctx)
         ll.llama_model_free(self._model)
@@ -286,28 +296,10 @@ class LlamaCppEngine:
         return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize()}
 
     def kv_usage(self) -> KvUsage:
-        """Tokens the pool's entries hold (running and parked sequences; a prefix two of them
-        share is counted for each, so this may overstate), of the pool's cells."""
-        pool = self.settings.pool_tokens
-        while True:   # read from another thread than the scheduler's, which may be changing them
-            try:
-                held = sum(len(entry.tokens) for entry in list(self._pool.index.entries()))
-                return KvUsage(min(held, pool), pool)
-            except RuntimeError:
-                continue
-
-    def pool_stats(self) -> dict[str, int]:
-        """Prompt tokens still to compute, and what the pool and the disk cache hold."""
-        disk = self._pool.disk
-        while True:   # read from another thread than the scheduler's, which may be changing them
-            try:
-                return {"prefill_left": sum(len(s.feed) for s in list(self._active)
-                                            if s.prefilling),
-                        "parked": len(self._pool.index.parked()),
-                        "cached_tokens": self._pool.index.cached_tokens(),
-                        "disk_files": len(disk.entries()) if disk is not None else 0}
-            except RuntimeError:
-                continue
+        """Tokens the slots hold in KV, of the pool's cells (a window per slot); read
+        from the slots' token lists, which the scheduler thread keeps."""
+        used = sum(len(slot.tokens) for slot in self._slots)
+        return KvUsage(used, self.info.context_window * self.settings.parallel)
 
     # ---- the async side ----------------------------------------------------------
 
@@ -334,8 +326,7 @@ class LlamaCppEngine:
         while not self._stopping:
             self._drain_inbox(block=not self._active and not self._waiting)
             self._reap_cancelled()
-            if self._admit():
-                self._outbox.flush()   # before a long prefill, its client hears it is admitted
+            self._admit()
             if self._active:
                 try:
                     self._step()
@@ -368,16 +359,11 @@ class LlamaCppEngine:
         for sequence in [s for s in self._active if s.cancelled]:
             self._release(sequence)
 
-    def _admit(self) -> bool:
-        """Seat waiting requests while there is room; True if one has a long prefill ahead."""
-        long_prefill = False
-        while self._waiting and len(self._active) < self.settings.parallel:
-            candidate = self._waiting[0]
-            if not self._room_for(candidate.request.prompt):
-                break   # it waits for running sequences to end (first come, first served)
-            self._waiting.pop(0)
+    def _admit(self) -> None:
+        while self._waiting and any(not slot.busy for slot in self._slots):
+            candidate = self._waiting.pop(0)
             try:
-                candidate.sampler = sampler_chain(self._vocab, candidate.request)
+                candidate.sampler = _sampler_chain(self._vocab, candidate.request)
             except ValueError as exc:
                 self._outbox.put(candidate, InvalidRequest(str(exc)))
                 continue
@@ -385,153 +371,110 @@ class LlamaCppEngine:
                 log.exception("building a sampler failed")
                 self._outbox.put(candidate, _failed(exc))
                 continue
-            try:
-                row = self._seat(candidate)
-            except Exception as exc:  # never let one request stop the scheduler
-                log.exception("seating a sequence failed")
-                self._outbox.put(candidate, _failed(exc))
-                self._release(candidate, keep_kv=False)
-                continue
-            long_prefill = long_prefill or candidate.progress is not None
+            seat = _pick_slot(self._slots, candidate.request.prompt,
+                              self.settings.min_prefix_copy)
+            if seat.source is not None:
+                self._copy_slot(seat.source, seat.slot)
+            row = self._seat(candidate, seat.slot, seat.shared)
             self._active.append(candidate)
             if row is not None:  # its whole prompt is in KV, its next logits still here
                 self._sample(candidate, row)
-        return long_prefill
 
-    def _room_for(self, prompt: list[int]) -> bool:
-        """Whether the prompt's new cells fit in the pool beside the running sequences'.
+    def _copy_slot(self, source: _Slot, target: _Slot) -> None:
+        """Copy a running sequence's KV into a free slot (done at the next decode).
 
-        An estimate: each running sequence's own cells, plus the longest prefix they share
-        with what they came from (shared cells are counted once, at least); parked entries
-        do not count, being evicted when room is needed.
+        Each slot has its own KV stream, so llama.cpp copies the whole stream: costly for
+        a long window, but far cheaper than computing a long shared prefix again.
         """
-        if not self._active:
-            return True
-        own = sum(sequence.own_cells() for sequence in self._active)
-        shared = max(sequence.copied for sequence in self._active)
-        new = len(prompt) - self._pool.index.longest(prompt).shared
-        return own + shared + new <= self.settings.pool_tokens
+        ll.llama_memory_seq_cp(self._memory, source.index, target.index, -1, -1)
+        target.tokens = list(source.tokens)
+        self._live_logits.pop(target.index, None)
 
-    def _seat(self, sequence: _Sequence) -> int | None:
-        """Give the sequence an entry of the pool, starting from the longest cached prefix.
+    def _seat(self, sequence: _Sequence, slot: _Slot, shared: int) -> int | None:
+        """Put the sequence in the slot, keeping the KV of the ``shared`` prefix.
 
-        Returns the row of the last decode's logits to sample from when a cached entry
-        holds exactly this prompt and those logits are still there (the same prompt again,
-        with no decode since): nothing is computed then. Otherwise at least the last prompt
-        token is decoded again for its logits, and None is returned."""
+        Returns the row of the last decode's logits to sample from when the slot holds
+        exactly this prompt and those logits are still there (the same prompt again, with
+        no decode since): nothing is computed then. Otherwise the last prompt token is
+        decoded again for its logits, and None is returned."""
         prompt = sequence.request.prompt
-        seat = self._pool.seat(prompt)
-        sequence.entry = seat.entry
-        sequence.position = sequence.copied = seat.reuse
+        row = self._live_logits.get(slot.index)
+        if row is not None and not shared == len(prompt) == len(slot.tokens):
+            row = None  # the slot's tokens are about to change: its row is stale
+            del self._live_logits[slot.index]
+        reuse = len(prompt) if row is not None else min(shared, len(prompt) - 1)
+        if not ll.llama_memory_seq_rm(self._memory, slot.index, reuse, -1):
+            ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
+            reuse, row = 0, None
+            self._live_logits.pop(slot.index, None)
+        slot.busy = True
+        del slot.tokens[reuse:]
+        sequence.seq_id = slot.index
+        sequence.position = reuse
         # the last prompt token is counted as input even when it was not computed again
-        counted = min(seat.reuse, len(prompt) - 1)
+        counted = min(reuse, len(prompt) - 1)
         sequence.cached = counted if counted >= self.settings.min_reported_cache else 0
-        sequence.feed = list(prompt[seat.reuse:])
-        if len(sequence.feed) >= LONG_PREFILL_TOKENS:
-            sequence.progress = PrefillLog(f"sequence {seat.entry.seq_id}", len(prompt),
-                                           seat.reuse)
+        sequence.feed = list(prompt[reuse:])
         self._outbox.put(sequence, Admitted(len(prompt), sequence.cached))
-        return seat.row
+        return row
 
     def _release(self, sequence: _Sequence, *, keep_kv: bool = True) -> None:
-        """End the sequence; its KV stays in the pool as a cached prefix."""
+        """Free the slot; its KV stays for the next request that shares the prefix."""
         if sequence in self._active:
             self._active.remove(sequence)
-        if sequence.progress is not None:
-            sequence.progress.finish(cancelled=True)
-            sequence.progress = None
-        if sequence.entry is not None:
-            if keep_kv:
-                self._pool.park(sequence.entry)
-            else:
-                self._pool.drop(sequence.entry)
-            sequence.entry = None
+        if sequence.seq_id >= 0:
+            slot = self._slots[sequence.seq_id]
+            if not keep_kv:
+                ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
+                slot.tokens.clear()
+                self._live_logits.pop(slot.index, None)
+            slot.busy = False
+            slot.last_used = time.monotonic()
+            sequence.seq_id = -1
         if sequence.sampler is not None:
             sequence.sampler.free()
             sequence.sampler = None
 
-    # ---- one decode ------------------------------------------------------------------
-
     def _step(self) -> None:
-        """One decode: every sequence's next token, then prompt chunks in what is left.
-
-        When the pool has no room for the batch, parked entries are evicted (least
-        recently used first) and the decode tried again; with none left, prompt chunks wait,
-        and as a last resort the newest sequence is refused (its KV stays cached)."""
-        plan = self._plan()
-        while plan:
-            status = self._decode(plan)
-            if status == 0:
-                break
-            if status != 1:
-                raise RuntimeError(f"llama_decode returned {status}")
-            plan = self._make_room(plan)
-        if not plan:
-            return
-        outputs = self._commit(plan)
-        self._pool.live = {sequence.entry: row for sequence, row in outputs
-                           if sequence.entry is not None}
-        for sequence, row in outputs:
-            self._sample(sequence, row)
-
-    def _plan(self) -> _Plan:
-        plan: _Plan = [(sequence, 1) for sequence in self._active if len(sequence.feed) == 1]
+        """One decode: every sequence's next token, then prompt chunks in what is left."""
+        n = 0
+        outputs: list[tuple[_Sequence, int]] = []
+        for sequence in self._active:
+            if len(sequence.feed) == 1:
+                n = self._put(n, sequence, 1)
+                outputs.append((sequence, n - 1))
         budget = self.settings.batch_tokens
         for sequence in self._active:
-            if budget <= 0 or not sequence.prefilling:
+            if budget <= 0 or len(sequence.feed) <= 1:
                 continue
             take = min(budget, len(sequence.feed))
-            plan.append((sequence, take))
+            n = self._put(n, sequence, take)
             budget -= take
-        return plan
-
-    def _decode(self, plan: _Plan) -> int:
-        batch = self._batch
-        n = 0
-        for sequence, count in plan:
-            assert sequence.entry is not None
-            for offset in range(count):
-                batch.token[n] = sequence.feed[offset]
-                batch.pos[n] = sequence.position + offset
-                batch.n_seq_id[n] = 1
-                batch.seq_id[n][0] = sequence.entry.seq_id
-                batch.logits[n] = offset == count - 1 and count == len(sequence.feed)
-                n += 1
-        batch.n_tokens = n
-        self._pool.live = {}
-        return int(ll.llama_decode(self._ctx, batch))
-
-    def _make_room(self, plan: _Plan) -> _Plan:
-        if self._pool.evict():
-            return plan
-        decoding = [(sequence, count) for sequence, count in plan if not sequence.prefilling]
-        if decoding and len(decoding) < len(plan):
-            return decoding   # prompt chunks wait for room
-        newest = plan[-1][0]
-        log.warning("the KV pool is full: refusing the newest sequence")
-        self._outbox.put(newest, Overloaded("the KV pool is full; retry later (the prompt "
-                                            "computed so far stays cached)"))
-        self._release(newest)
-        return [(sequence, count) for sequence, count in plan if sequence is not newest]
-
-    def _commit(self, plan: _Plan) -> list[tuple[_Sequence, int]]:
-        """The decoded tokens are the entries' now; the rows to sample, per sequence."""
-        outputs = []
-        row = 0
-        for sequence, count in plan:
-            assert sequence.entry is not None
-            sequence.entry.tokens.extend(sequence.feed[:count])
-            del sequence.feed[:count]
-            sequence.position += count
-            row += count
-            if sequence.progress is not None:
-                sequence.progress.advance(count)
             if not sequence.feed:
-                if sequence.progress is not None:
-                    sequence.progress.finish()
-                    sequence.progress = None
-                outputs.append((sequence, row - 1))
-        return outputs
+                outputs.append((sequence, n - 1))
+        self._batch.n_tokens = n
+        self._live_logits = {}
+        status = ll.llama_decode(self._ctx, self._batch)
+        if status != 0:
+            raise RuntimeError(f"llama_decode returned {status}")
+        self._live_logits = {sequence.seq_id: index for sequence, index in outputs}
+        for sequence, index in outputs:
+            self._sample(sequence, index)
+
+    def _put(self, n: int, sequence: _Sequence, count: int) -> int:
+        """Move ``count`` tokens from the sequence's feed into the batch."""
+        batch = self._batch
+        for offset in range(count):
+            batch.token[n] = sequence.feed[offset]
+            batch.pos[n] = sequence.position + offset
+            batch.n_seq_id[n] = 1
+            batch.seq_id[n][0] = sequence.seq_id
+            batch.logits[n] = offset == count - 1 and count == len(sequence.feed)
+            n += 1
+        self._slots[sequence.seq_id].tokens.extend(sequence.feed[:count])
+        del sequence.feed[:count]
+        sequence.position += count
+        return n
 
     def _sample(self, sequence: _Sequence, index: int) -> None:
         if sequence.cancelled:
@@ -601,3 +544,55 @@ class LlamaCppEngine:
         ))
         self._release(sequence)
 
+
+def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:
+    """The request's own sampler: its sampling settings, and its grammar if any."""
+    grammar = None if request.grammar is None else _grammar_sampler(vocab, request.grammar)
+    n_vocab = ll.llama_vocab_n_tokens(vocab)
+    return ConstrainedSampler(_chain(request.sampling, n_vocab, request.max_tokens), grammar,
+                              n_vocab)
+
+
+def _chain(sampling: Sampling, n_vocab: int, window: int) -> Any:
+    chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+    if sampling.logit_bias:
+        biases = (ll.llama_logit_bias * len(sampling.logit_bias))()
+        for slot, (token, bias) in zip(biases, sampling.logit_bias, strict=True):
+            slot.token, slot.bias = token, bias
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_logit_bias(
+            n_vocab, len(sampling.logit_bias), biases))
+    if sampling.presence_penalty or sampling.frequency_penalty:
+        # the window is every token this request may generate (the chain sees only those)
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_penalties(
+            n_vocab, max(window, 1), 1.0, sampling.frequency_penalty, sampling.presence_penalty))
+    if sampling.temperature <= 0:
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
+        return chain
+    if sampling.top_k > 0:
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_k(sampling.top_k))
+    if sampling.top_p < 1.0:
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_p(sampling.top_p, 1))
+    ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(sampling.temperature))
+    seed = ll.LLAMA_DEFAULT_SEED if sampling.seed is None else sampling.seed & 0xFFFFFFFF
+    ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(seed))
+    return chain
+
+
+def _grammar_sampler(vocab: Any, grammar: Grammar) -> Any:
+    text = grammar.gbnf.encode()
+    if grammar.trigger is None:
+        sampler = ll.llama_sampler_init_grammar(vocab, text, b"root")
+    else:
+        patterns = (ctypes.c_char_p * 1)(_trigger_pattern(grammar.trigger).encode())
+        no_tokens = (ll.llama_token * 1)()
+        sampler = ll.llama_sampler_init_grammar_lazy_patterns(vocab, text, b"root", patterns,
+                                                              1, no_tokens, 0)
+    if not sampler:
+        raise ValueError("the grammar for this request could not be built")
+    return sampler
+
+
+def _trigger_pattern(trigger: str) -> str:
+    """A lazy grammar starts at the first match of the pattern's first group."""
+    escaped = "".join("\\" + c if c in "\\.^$|?*+()[]{}" else c for c in trigger)
+    return f"[\\s\\S]*?({escaped})[\\s\\S]*"
