@@ -112,7 +112,8 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
     registry = ModelRegistry()
     try:
         for model in config.served():
-            register(registry, model, config.engine, secret)
+            register(registry, model, config.engine, secret,
+                     cache_dir=Home.resolve().prefix_cache)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1

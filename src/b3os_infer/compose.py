@@ -41,12 +41,12 @@ DEFAULT_MODEL_WINDOW = 32768
 
 
 def register(registry: ModelRegistry, model: ModelConfig, engine: EngineConfig,
-             secret: bytes) -> None:
+             secret: bytes, *, cache_dir: Path | None = None) -> None:
     """Load one configured model and add it to the registry under its kind."""
     if model.kind == "embedding":
         registry.add_embedding(load_embedding_model(model))
     else:
-        registry.add(load_model(model, engine, secret))
+        registry.add(load_model(model, engine, secret, cache_dir=cache_dir))
 
 
 def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
@@ -68,12 +68,14 @@ def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
     return EmbeddingModel(card, embedder, prefixes)
 
 
-def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
+def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
+               cache_dir: Path | None = None) -> ChatModel:
+    """``cache_dir``: where the embedded engine saves long prefixes (None: nowhere)."""
     if model.engine == "upstream":
         return load_upstream_model(model, secret)
     if model.engine == "scripted":
         return load_scripted_model(model, secret)
-    return load_gguf_model(model, engine, secret)
+    return load_gguf_model(model, engine, secret, cache_dir=cache_dir)
 
 
 def load_tokenizer(source: str) -> Tokenizer:
@@ -95,7 +97,8 @@ def gguf_path(model: ModelConfig) -> Path:
     return default_model_path()
 
 
-def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> ChatModel:
+def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
+                    cache_dir: Path | None = None) -> ChatModel:
     path = gguf_path(model)
     embedded = not (model.path or model.pack)
     window = model.context_window
@@ -110,6 +113,11 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes) -> 
         batch_tokens=engine.batch_tokens,
         context_window=window,
         kv_type=engine.kv_type,
+        kv_budget_bytes=engine.kv_memory_mib << 20,
+        long_slots=engine.long_slots,
+        disk_cache=cache_dir,
+        disk_budget_bytes=engine.prefix_cache_mib << 20,
+        disk_min_tokens=engine.prefix_cache_min_tokens,
     ))
     template = ChatTemplate(_template_source(llama.metadata("tokenizer.chat_template"), path),
                             bos_token=llama.token_text(llama.bos_token_id),

@@ -14,7 +14,7 @@ import platformdirs
 from .edge.limits import LimitsConfig
 from .edge.queue import QueueConfig
 from .edge.state import DEFAULT_MAX_BODY_BYTES
-from .engine.kv_cache import DEFAULT_KV_TYPE
+from .engine.kv_cache import DEFAULT_KV_TYPE, KV_TYPES
 from .node.models import DEFAULT_EMBEDDING_ID, DEFAULT_MODEL_ID
 from .observe.metrics import MetricsConfig
 from .packs import CATALOGUE, model_id
@@ -42,6 +42,13 @@ class EngineConfig:
     parallel: int = 8
     batch_tokens: int = 512
     kv_type: str = DEFAULT_KV_TYPE
+    # KV memory of a chat model, all its lanes together (docs/engine.md): long_slots hold
+    # the whole context window, the parallel others share the rest
+    kv_memory_mib: int = 2560
+    long_slots: int = 2
+    # long prefixes saved under <home>/prefix-cache and reloaded after a restart; 0: off
+    prefix_cache_mib: int = 4096
+    prefix_cache_min_tokens: int = 2048
 
 
 ENGINES = ("llamacpp", "upstream", "scripted", "bert")
@@ -161,9 +168,23 @@ def load_config(path: Path | None) -> Config:
             model.script = str(path.parent / model.script)
     if config.edge.max_body_bytes < 1:
         raise ConfigError(f"{path} [edge]: max_body_bytes should be at least 1")
+    _check_engine(config.engine, f"{path} [engine]")
     if problems := config.batches.problems():
         raise ConfigError(f"{path} [batches]: {problems[0]}")
     return config
+
+
+# the smallest value of each [engine] number
+_ENGINE_MINIMUMS = {"threads": 1, "parallel": 1, "batch_tokens": 32, "kv_memory_mib": 16,
+                    "long_slots": 0, "prefix_cache_mib": 0, "prefix_cache_min_tokens": 1}
+
+
+def _check_engine(engine: EngineConfig, where: str) -> None:
+    if engine.kv_type not in KV_TYPES:
+        raise ConfigError(f"{where}: kv_type should be one of {', '.join(KV_TYPES)}")
+    for key, minimum in _ENGINE_MINIMUMS.items():
+        if getattr(engine, key) < minimum:
+            raise ConfigError(f"{where}: {key} should be at least {minimum}")
 
 
 def _section(config: Config, name: str, table: Any, data: dict[str, Any], where: str) -> None:
@@ -290,6 +311,11 @@ class Home:
     def models(self) -> Path:
         """Where ``b3os-infer models add`` puts the GGUFs it assembles."""
         return self.root / "models"
+
+    @property
+    def prefix_cache(self) -> Path:
+        """Where the embedded engine saves long prompt prefixes' KV across restarts."""
+        return self.root / "prefix-cache"
 
     def node_secret(self) -> bytes:
         path = self.root / "node_secret"

@@ -234,6 +234,8 @@ def test_kv_usage_counts_the_tokens_a_running_sequence_holds(model):
 
     usage = asyncio.run(during())
     assert usage is not None
-    assert usage.capacity == model.engine.info.context_window * 4   # parallel=4 slots
+    # every lane's slots: here 4 short ones and 2 of the whole window (engine/kv_cache.py)
+    assert usage.capacity == sum(lane.tokens() for lane in model.engine.plan.lanes)
+    assert len(model.engine.plan.lanes) == 2
     assert len(tokens) <= usage.used <= usage.capacity
     assert 0 < usage.fraction <= 1

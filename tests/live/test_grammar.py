@@ -9,7 +9,8 @@ import pytest
 
 from b3os_infer.core import Tool
 from b3os_infer.engine.gbnf import GbnfCompiler
-from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings, _grammar_sampler
+from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.samplers import grammar_sampler
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
 from b3os_infer.node.models import default_model_path
 
@@ -28,11 +29,11 @@ def vocab():
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])
 def test_each_claude_code_tool_builds_a_grammar(vocab, tool):
-    assert _grammar_sampler(vocab, tool_call_grammar(GBNF, [tool], parallel=False, lazy=False))
+    assert grammar_sampler(vocab, tool_call_grammar(GBNF, [tool], parallel=False, lazy=False))
 
 
 def test_all_claude_code_tools_together_lazily(vocab):
-    assert _grammar_sampler(vocab, tool_call_grammar(GBNF, TOOLS, parallel=True, lazy=True))
+    assert grammar_sampler(vocab, tool_call_grammar(GBNF, TOOLS, parallel=True, lazy=True))
 
 
 def test_schemas_without_constraints_and_with_bounds(vocab):
@@ -41,4 +42,4 @@ def test_schemas_without_constraints_and_with_bounds(vocab):
         "n": {"type": "integer", "minimum": 0, "maximum": 9007199254740991},
         "x": {"type": "number", "exclusiveMinimum": 0},
         "s": {"type": "string", "maxLength": 524288}}}
-    assert _grammar_sampler(vocab, json_grammar(GBNF, schema, param="schema"))
+    assert grammar_sampler(vocab, json_grammar(GBNF, schema, param="schema"))

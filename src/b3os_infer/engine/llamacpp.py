@@ -1,22 +1,23 @@
 """The embedded engine: llama.cpp in process, through llama-cpp-python's low-level API.
 
-One scheduler thread owns the llama context. Each step it admits waiting requests into
-free sequence slots, builds one ``llama_batch`` holding the next token of every decoding
-sequence plus a chunk of pending prompt tokens, decodes it, and samples each sequence
-from its own sampler chain. A finished or cancelled sequence leaves its KV in its slot: the next
-request is seated in the free slot that shares the longest prefix with its prompt, and
-only the rest is dropped (``llama_memory_seq_rm``) and computed. When a running sequence
-shares a much longer prefix, its KV is copied into the least recently used free slot
-instead. The prefix cache is therefore bounded by the slots' KV, allocated once
-(``parallel`` x context window tokens), and evicts least recently used first. The event
-loop only ever waits on queues.
+One scheduler thread owns the llama contexts, one per lane (engine/lanes.py): each step it
+admits waiting requests into free slots, and for each lane builds one ``llama_batch``
+holding the next token of every decoding sequence plus a chunk of pending prompt tokens,
+decodes it, and samples each sequence from its own sampler chain. A request goes to the
+shortest lane it fits with room to answer; a reply that outgrows its lane moves on to the
+long one (its KV copied across). A finished or cancelled sequence leaves its KV in its slot
+(a cancelled prefill keeps what it computed): the next request is seated in the free slot
+that shares the longest prefix with its prompt, and only the rest is dropped
+(``llama_memory_seq_rm``) and computed. When a running sequence shares a much longer
+prefix, its KV is copied into the least recently used free slot instead. Long prefixes are
+also written to disk (engine/disk_cache.py) and reloaded from there into any slot they fit,
+after a restart too. The event loop only ever waits on queues.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import ctypes
 import logging
 import queue
 import threading
@@ -29,7 +30,6 @@ from typing import Any
 import llama_cpp as ll
 import numpy as np
 
-from ..core import Sampling
 from ..errors import InternalError, InvalidRequest
 from .base import (
     Admitted,
@@ -37,12 +37,11 @@ from .base import (
     EngineInfo,
     GenerationDone,
     GenerationRequest,
-    Grammar,
     KvUsage,
     TokenEvent,
     check_fits,
 )
-from .constrained import ConstrainedSampler
+from .disk_cache import DiskCache, model_identity
 from .gguf import (
     display_name,
     model_metadata,
@@ -51,8 +50,11 @@ from .gguf import (
     vocab_text,
     vocab_tokenize,
 )
-from .kv_cache import DEFAULT_KV_TYPE
+from .kv_cache import DEFAULT_KV_TYPE, KvPlan, LanePlan, ModelShape, plan_lanes
+from .lanes import Lane, Slot, pick_slot
+from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
 from .reasoning import ReasoningTracker
+from .samplers import sampler_chain
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +74,21 @@ class LlamaCppSettings:
     batch_tokens: int = 512
     context_window: int | None = None
     kv_type: str = DEFAULT_KV_TYPE
+    # the KV of every lane together, and the slots that hold a whole window (kv_cache.py)
+    kv_budget_bytes: int = 2560 << 20
+    long_slots: int = 2
     # a reused prefix shorter than this (a chat template's first tokens) is still read from
     # the KV, but counted as input, not as cached: both APIs report only long cached prefixes
     min_reported_cache: int = 64
     # a running sequence's KV is copied only when it shares this many tokens more than the
     # best free slot (the copy moves the whole stream)
     min_prefix_copy: int = 64
+    # long prefixes saved here and reloaded after a restart (None: off)
+    disk_cache: Path | None = None
+    disk_budget_bytes: int = 4 << 30
+    disk_min_tokens: int = 2048
+    # a saved prefix is loaded when it covers this many prompt tokens more than a slot does
+    disk_min_gain: int = 256
 
 
 @dataclass(eq=False)
@@ -86,7 +97,7 @@ class _Sequence:
     loop: asyncio.AbstractEventLoop
     out: asyncio.Queue[EngineEvent | BaseException]
     cancelled: bool = False
-    seq_id: int = -1
+    slot: Slot | None = None
     sampler: Any = None
     position: int = 0
     feed: list[int] = field(default_factory=list)
@@ -95,57 +106,18 @@ class _Sequence:
     reasoning: ReasoningTracker | None = None
     logprobs: tuple[float, tuple[tuple[int, float], ...]] | None = None
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
+    progress: PrefillLog | None = None
+    # its lane's window is full: it waits for a slot in a longer lane
+    moving: bool = False
 
     def __post_init__(self) -> None:
         if self.request.reasoning is not None:
             self.reasoning = ReasoningTracker(self.request.reasoning)
 
-
-@dataclass(eq=False)
-class _Slot:
-    """A sequence id with its own KV stream, and the tokens that stream holds."""
-
-    index: int
-    tokens: list[int] = field(default_factory=list)
-    busy: bool = False
-    last_used: float = 0.0
-
-    def common_prefix(self, prompt: list[int]) -> int:
-        count = 0
-        for mine, theirs in zip(self.tokens, prompt, strict=False):
-            if mine != theirs:
-                break
-            count += 1
-        return count
-
-
-@dataclass(frozen=True)
-class _Seat:
-    """Where a new sequence goes: a free slot, how much of its prompt is already in KV,
-    and the busy slot to copy that KV from (None: the free slot holds it itself)."""
-
-    slot: _Slot
-    shared: int
-    source: _Slot | None = None
-
-
-def _pick_slot(slots: list[_Slot], prompt: list[int], min_copy: int) -> _Seat:
-    """The free slot sharing the longest prefix (among equals, the least recently used).
-
-    When a running sequence shares a prefix longer by at least ``min_copy`` tokens, its
-    KV is copied instead, into the least recently used free slot: that slot's own cache
-    is the one worth least.
-    """
-    free = [slot for slot in slots if not slot.busy]
-    scored = [(slot.common_prefix(prompt), -slot.last_used, slot) for slot in free]
-    shared, _, slot = max(scored, key=lambda item: item[:2])
-    running = [(other.common_prefix(prompt), other) for other in slots if other.busy]
-    if running:
-        longest, source = max(running, key=lambda item: item[0])
-        if longest >= shared + min_copy:
-            oldest = min(free, key=lambda other: other.last_used)
-            return _Seat(oldest, longest, source)
-    return _Seat(slot, shared)
+    @property
+    def lane(self) -> Lane:
+        assert self.slot is not None and self.slot.lane is not None
+        return self.slot.lane
 
 
 class _Outbox:
@@ -175,11 +147,28 @@ def _deliver(events: list[tuple[_Sequence, Any]]) -> None:
         sequence.out.put_nowait(event)
 
 
+def model_shape(model: Any) -> ModelShape:
+    """Layers and K/V widths of a loaded model, for sizing its KV."""
+    def number(key: str) -> int | None:
+        arch = model_metadata(model, "general.architecture")
+        value = model_metadata(model, f"{arch}.{key}") if arch else None
+        return int(value) if value and value.isdigit() else None
+
+    heads = ll.llama_model_n_head(model)
+    kv_heads = ll.llama_model_n_head_kv(model) or heads
+    head_width = ll.llama_model_n_embd(model) // max(heads, 1)
+    k = number("attention.key_length") or head_width
+    v = number("attention.value_length") or head_width
+    return ModelShape(ll.llama_model_n_layer(model), k * kv_heads, v * kv_heads)
+
+
 class LlamaCppEngine:
-    """Continuous batching over one llama.cpp context, one KV stream per slot."""
+    """Continuous batching over llama.cpp contexts (lanes), one KV stream per slot."""
 
     def __init__(self, settings: LlamaCppSettings) -> None:
         self.settings = settings
+        if settings.kv_type not in _KV_TYPES:
+            raise ValueError(f"kv_type must be one of {', '.join(_KV_TYPES)}")
         quiet_llama()
         model_params = ll.llama_model_default_params()
         self._model = ll.llama_model_load_from_file(settings.model_path.encode(), model_params)
@@ -189,56 +178,72 @@ class LlamaCppEngine:
         trained = ll.llama_model_n_ctx_train(self._model)
         window = settings.context_window or trained
         self.trained_window = trained
-        self._ctx = self._new_context(window, trained)
-        self._memory = ll.llama_get_memory(self._ctx)
+        self.plan: KvPlan = plan_lanes(
+            window, settings.parallel, settings.long_slots, settings.kv_budget_bytes,
+            model_shape(self._model).bytes_per_token(settings.kv_type))
+        self._lanes = [Lane(number, self._new_context(lane, trained), lane,
+                            settings.batch_tokens)
+                       for number, lane in enumerate(self.plan.lanes)]
+        self._disk = self._disk_cache(window, trained)
+        slots = sum(lane.slots for lane in self.plan.lanes)
         self.info = EngineInfo(
             context_window=window,
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
-            description=f"llama.cpp, {settings.n_threads} threads, {settings.parallel} slots",
+            description=f"llama.cpp, {settings.n_threads} threads, "
+                        f"{self.plan.describe()} ({settings.kv_type})",
             applies_grammars=True,
-            slots=settings.parallel,
+            slots=slots,
         )
-        self._batch = ll.llama_batch_init(settings.batch_tokens + settings.parallel, 0, 1)
+        log.info("KV lanes: %s", self.plan.describe())
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
         self._waiting: list[_Sequence] = []
         self._active: list[_Sequence] = []
-        self._slots = [_Slot(i) for i in range(settings.parallel)]
-        # slot index -> the row of the last decode's logits that follows the slot's tokens;
-        # valid until the next decode or until the slot's tokens change
-        self._live_logits: dict[int, int] = {}
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._outbox = _Outbox()
         self._last_text = ""
 
-    def _new_context(self, window: int, trained: int) -> Any:
-        """One KV stream per sequence slot, each holding a whole context window.
+    def _new_context(self, lane: LanePlan, trained: int) -> Any:
+        """One KV stream per slot of the lane, each holding the lane's window.
 
-        Separate streams keep each sequence's attention to its own cells, which
-        measured faster here than one unified pool once several sequences run.
+        Separate streams keep each sequence's attention to its own cells: its logits do not
+        depend on what else runs, and it measured faster here than one unified pool.
         """
         params = ll.llama_context_default_params()
-        params.n_ctx = window * self.settings.parallel
-        params.n_batch = self.settings.batch_tokens + self.settings.parallel
-        params.n_ubatch = self.settings.batch_tokens + self.settings.parallel
-        params.n_seq_max = self.settings.parallel
+        params.n_ctx = lane.window * lane.slots
+        params.n_batch = self.settings.batch_tokens + lane.slots
+        params.n_ubatch = self.settings.batch_tokens + lane.slots
+        params.n_seq_max = lane.slots
         params.n_threads = self.settings.n_threads
         params.n_threads_batch = self.settings.n_threads
         params.kv_unified = False
+        window = self.settings.context_window or trained
         if window > trained:  # stretch the rotary positions with YaRN
             params.rope_scaling_type = ll.LLAMA_ROPE_SCALING_TYPE_YARN
             params.rope_freq_scale = trained / window
             params.yarn_orig_ctx = trained
-        if self.settings.kv_type not in _KV_TYPES:
-            raise ValueError(f"kv_type must be one of {', '.join(_KV_TYPES)}")
         params.type_k = params.type_v = _KV_TYPES[self.settings.kv_type]
-        if self.settings.kv_type != "f16":  # a quantized V cache needs flash attention
-            params.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        # flash attention: a quantized V cache needs it, and f16 has its fast paths in it
+        params.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED
         params.no_perf = True
         ctx = ll.llama_init_from_model(self._model, params)
         if not ctx:
             raise RuntimeError("llama.cpp could not create a context")
         return ctx
+
+    def _disk_cache(self, window: int, trained: int) -> DiskCache | None:
+        settings = self.settings
+        if settings.disk_cache is None or settings.disk_budget_bytes <= 0:
+            return None
+        identity = {**model_identity(Path(settings.model_path)), "kv_type": settings.kv_type,
+                    "window": window, "trained_window": trained,
+                    "llama_cpp": getattr(ll, "__version__", "?")}
+        return DiskCache(settings.disk_cache, identity, settings.disk_budget_bytes,
+                         settings.disk_min_tokens)
+
+    @property
+    def _long_lane(self) -> Lane:
+        return self._lanes[-1]
 
     # ---- metadata and tokens -------------------------------------------------
 
@@ -285,8 +290,10 @@ class LlamaCppEngine:
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join)
             self._thread = None
-        ll.llama_batch_free(self._batch)
-        ll.llama_free(self._ctx)
+        if self._disk is not None:
+            await asyncio.to_thread(self._disk.close)   # the writes queued so far
+        for lane in self._lanes:
+            lane.close()
         ll.llama_model_free(self._model)
 
     def healthy(self) -> bool:
@@ -296,10 +303,16 @@ class LlamaCppEngine:
         return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize()}
 
     def kv_usage(self) -> KvUsage:
-        """Tokens the slots hold in KV, of the pool's cells (a window per slot); read
-        from the slots' token lists, which the scheduler thread keeps."""
-        used = sum(len(slot.tokens) for slot in self._slots)
-        return KvUsage(used, self.info.context_window * self.settings.parallel)
+        """Tokens the slots hold in KV, of all lanes' cells; read from the slots' token
+        lists, which the scheduler thread keeps."""
+        used = sum(lane.tokens_held() for lane in self._lanes)
+        return KvUsage(used, sum(lane.tokens() for lane in self.plan.lanes))
+
+    def cache_stats(self) -> dict[str, int]:
+        """Prompt tokens still to compute, and the prefixes saved on disk."""
+        left = sum(len(s.feed) for s in self._active if len(s.feed) > 1)
+        return {"prefill_left": left,
+                "disk_files": len(self._disk.entries()) if self._disk is not None else 0}
 
     # ---- the async side ----------------------------------------------------------
 
@@ -326,13 +339,17 @@ class LlamaCppEngine:
         while not self._stopping:
             self._drain_inbox(block=not self._active and not self._waiting)
             self._reap_cancelled()
+            self._move_outgrown()
             self._admit()
-            if self._active:
+            for lane in self._lanes:
+                members = [s for s in self._active if s.lane is lane and not s.moving]
+                if not members:
+                    continue
                 try:
-                    self._step()
+                    self._step(lane, members)
                 except Exception as exc:  # a failed decode fails the sequences in it
                     log.exception("decode step failed")
-                    for sequence in list(self._active):
+                    for sequence in members:
                         self._outbox.put(sequence, _failed(exc))
                         self._release(sequence, keep_kv=False)
             self._outbox.flush()  # admission alone may have answered (or refused) some
@@ -359,11 +376,25 @@ class LlamaCppEngine:
         for sequence in [s for s in self._active if s.cancelled]:
             self._release(sequence)
 
+    def _lane_for(self, request: GenerationRequest) -> Lane | None:
+        """The shortest lane the request fits with room to answer, with a free slot; the
+        long lane takes any prompt that fits the window (check_fits saw to that)."""
+        prompt = len(request.prompt)
+        for lane in self._lanes:
+            if (lane.takes(prompt, request.max_tokens) or lane is self._long_lane) \
+                    and lane.has_free_slot():
+                return lane
+        return None
+
     def _admit(self) -> None:
-        while self._waiting and any(not slot.busy for slot in self._slots):
-            candidate = self._waiting.pop(0)
+        still: list[_Sequence] = []
+        for candidate in self._waiting:
+            lane = self._lane_for(candidate.request)
+            if lane is None:
+                still.append(candidate)
+                continue
             try:
-                candidate.sampler = _sampler_chain(self._vocab, candidate.request)
+                candidate.sampler = sampler_chain(self._vocab, candidate.request)
             except ValueError as exc:
                 self._outbox.put(candidate, InvalidRequest(str(exc)))
                 continue
@@ -371,107 +402,184 @@ class LlamaCppEngine:
                 log.exception("building a sampler failed")
                 self._outbox.put(candidate, _failed(exc))
                 continue
-            seat = _pick_slot(self._slots, candidate.request.prompt,
-                              self.settings.min_prefix_copy)
+            prompt = candidate.request.prompt
+            seat = pick_slot(lane.slots, prompt, self.settings.min_prefix_copy)
+            shared = seat.shared
             if seat.source is not None:
-                self._copy_slot(seat.source, seat.slot)
-            row = self._seat(candidate, seat.slot, seat.shared)
+                self._copy_slot(lane, seat.source, seat.slot)
+            else:
+                shared = max(shared, self._load_saved(lane, seat.slot, prompt, shared))
+            row = self._seat(candidate, seat.slot, shared)
             self._active.append(candidate)
             if row is not None:  # its whole prompt is in KV, its next logits still here
                 self._sample(candidate, row)
+        self._waiting = still
 
-    def _copy_slot(self, source: _Slot, target: _Slot) -> None:
+    def _copy_slot(self, lane: Lane, source: Slot, target: Slot) -> None:
         """Copy a running sequence's KV into a free slot (done at the next decode).
 
         Each slot has its own KV stream, so llama.cpp copies the whole stream: costly for
         a long window, but far cheaper than computing a long shared prefix again.
         """
-        ll.llama_memory_seq_cp(self._memory, source.index, target.index, -1, -1)
+        ll.llama_memory_seq_cp(lane.memory, source.index, target.index, -1, -1)
         target.tokens = list(source.tokens)
-        self._live_logits.pop(target.index, None)
+        lane.live_logits.pop(target.index, None)
 
-    def _seat(self, sequence: _Sequence, slot: _Slot, shared: int) -> int | None:
+    def _load_saved(self, lane: Lane, slot: Slot, prompt: list[int], shared: int) -> int:
+        """A saved prefix covering more of the prompt than the slot does, loaded into it:
+        how much of the prompt the slot then holds (0: nothing was loaded)."""
+        if self._disk is None:
+            return 0
+        saved, covered = self._disk.longest(prompt)
+        if saved is None or covered < shared + self.settings.disk_min_gain:
+            return 0
+        started = time.perf_counter()
+        state = self._disk.read(saved)
+        if state is None or not lane.restore(slot, state, list(saved.tokens)):
+            if state is not None:
+                log.warning("prefix cache: llama.cpp refused a saved state; deleting it")
+                self._disk.forget(saved)
+            return 0
+        log.info("prefix cache: loaded %d tokens from disk in %.2f s", len(saved.tokens),
+                 time.perf_counter() - started)
+        return covered
+
+    def _seat(self, sequence: _Sequence, slot: Slot, shared: int) -> int | None:
         """Put the sequence in the slot, keeping the KV of the ``shared`` prefix.
 
         Returns the row of the last decode's logits to sample from when the slot holds
         exactly this prompt and those logits are still there (the same prompt again, with
         no decode since): nothing is computed then. Otherwise the last prompt token is
         decoded again for its logits, and None is returned."""
+        lane = slot.lane
+        assert lane is not None
         prompt = sequence.request.prompt
-        row = self._live_logits.get(slot.index)
+        row = lane.live_logits.get(slot.index)
         if row is not None and not shared == len(prompt) == len(slot.tokens):
             row = None  # the slot's tokens are about to change: its row is stale
-            del self._live_logits[slot.index]
+            del lane.live_logits[slot.index]
         reuse = len(prompt) if row is not None else min(shared, len(prompt) - 1)
-        if not ll.llama_memory_seq_rm(self._memory, slot.index, reuse, -1):
-            ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
+        if not ll.llama_memory_seq_rm(lane.memory, slot.index, reuse, -1):
+            lane.forget(slot)
             reuse, row = 0, None
-            self._live_logits.pop(slot.index, None)
         slot.busy = True
         del slot.tokens[reuse:]
-        sequence.seq_id = slot.index
+        sequence.slot = slot
         sequence.position = reuse
         # the last prompt token is counted as input even when it was not computed again
         counted = min(reuse, len(prompt) - 1)
         sequence.cached = counted if counted >= self.settings.min_reported_cache else 0
         sequence.feed = list(prompt[reuse:])
+        if len(sequence.feed) >= LONG_PREFILL_TOKENS:
+            sequence.progress = PrefillLog(f"lane {lane.number} slot {slot.index}",
+                                           len(prompt), reuse)
         self._outbox.put(sequence, Admitted(len(prompt), sequence.cached))
         return row
 
     def _release(self, sequence: _Sequence, *, keep_kv: bool = True) -> None:
-        """Free the slot; its KV stays for the next request that shares the prefix."""
+        """Free the slot; its KV stays for the next request that shares the prefix (and,
+        when long and new, is saved to disk)."""
         if sequence in self._active:
             self._active.remove(sequence)
-        if sequence.seq_id >= 0:
-            slot = self._slots[sequence.seq_id]
+        if sequence.progress is not None:
+            sequence.progress.finish(cancelled=True)
+            sequence.progress = None
+        if sequence.slot is not None:
+            slot, lane = sequence.slot, sequence.lane
             if not keep_kv:
-                ll.llama_memory_seq_rm(self._memory, slot.index, -1, -1)
-                slot.tokens.clear()
-                self._live_logits.pop(slot.index, None)
+                lane.forget(slot)
+            elif self._disk is not None and self._disk.worth_saving(slot.tokens):
+                self._save(lane, slot)
             slot.busy = False
             slot.last_used = time.monotonic()
-            sequence.seq_id = -1
+            sequence.slot = None
         if sequence.sampler is not None:
             sequence.sampler.free()
             sequence.sampler = None
 
-    def _step(self) -> None:
-        """One decode: every sequence's next token, then prompt chunks in what is left."""
+    def _save(self, lane: Lane, slot: Slot) -> None:
+        """Copy the slot's state out (the only part that holds the scheduler) and hand it
+        to the disk cache's writer thread."""
+        assert self._disk is not None
+        started = time.perf_counter()
+        state = lane.state_of(slot)
+        if state is None:
+            log.warning("prefix cache: could not copy a sequence's state")
+            return
+        self._disk.save(list(slot.tokens), state)
+        log.info("prefix cache: saving %d tokens (%.0f MB) to disk; the copy took %.3f s",
+                 len(slot.tokens), len(state) / 1e6, time.perf_counter() - started)
+
+    def _move_outgrown(self) -> None:
+        """Sequences whose lane is full move to a free slot of a longer lane."""
+        for sequence in [s for s in self._active if s.moving]:
+            source, lane = sequence.slot, sequence.lane
+            assert source is not None
+            target_lane = next((other for other in self._lanes
+                                if other.window > lane.window and other.has_free_slot()), None)
+            if target_lane is None:
+                continue   # it waits, its KV kept, until a longer slot is free
+            target = min((s for s in target_lane.slots if not s.busy),
+                         key=lambda s: s.last_used)
+            state = lane.state_of(source)
+            if state is None or not target_lane.restore(target, state, list(source.tokens)):
+                sequence.moving = False
+                self._finish(sequence, "length")
+                continue
+            source.busy = False
+            source.last_used = time.monotonic()
+            target.busy = True
+            sequence.slot = target
+            sequence.moving = False
+            log.info("moved a reply of %d tokens from lane %d to lane %d",
+                     len(target.tokens), lane.number, target_lane.number)
+
+    def _step(self, lane: Lane, members: list[_Sequence]) -> None:
+        """One decode in a lane: every sequence's next token, then prompt chunks in what
+        is left."""
         n = 0
         outputs: list[tuple[_Sequence, int]] = []
-        for sequence in self._active:
+        for sequence in members:
             if len(sequence.feed) == 1:
-                n = self._put(n, sequence, 1)
+                n = self._put(lane, n, sequence, 1)
                 outputs.append((sequence, n - 1))
-        budget = self.settings.batch_tokens
-        for sequence in self._active:
+        budget = lane.batch_tokens
+        for sequence in members:
             if budget <= 0 or len(sequence.feed) <= 1:
                 continue
             take = min(budget, len(sequence.feed))
-            n = self._put(n, sequence, take)
+            n = self._put(lane, n, sequence, take)
             budget -= take
+            if sequence.progress is not None:
+                sequence.progress.advance(take)
             if not sequence.feed:
                 outputs.append((sequence, n - 1))
-        self._batch.n_tokens = n
-        self._live_logits = {}
-        status = ll.llama_decode(self._ctx, self._batch)
+                if sequence.progress is not None:
+                    sequence.progress.finish()
+                    sequence.progress = None
+        lane.batch.n_tokens = n
+        lane.live_logits = {}
+        status = ll.llama_decode(lane.ctx, lane.batch)
         if status != 0:
             raise RuntimeError(f"llama_decode returned {status}")
-        self._live_logits = {sequence.seq_id: index for sequence, index in outputs}
+        lane.live_logits = {sequence.slot.index: index for sequence, index in outputs
+                            if sequence.slot is not None}
         for sequence, index in outputs:
             self._sample(sequence, index)
 
-    def _put(self, n: int, sequence: _Sequence, count: int) -> int:
-        """Move ``count`` tokens from the sequence's feed into the batch."""
-        batch = self._batch
+    def _put(self, lane: Lane, n: int, sequence: _Sequence, count: int) -> int:
+        """Move ``count`` tokens from the sequence's feed into the lane's batch."""
+        batch = lane.batch
+        slot = sequence.slot
+        assert slot is not None
         for offset in range(count):
             batch.token[n] = sequence.feed[offset]
             batch.pos[n] = sequence.position + offset
             batch.n_seq_id[n] = 1
-            batch.seq_id[n][0] = sequence.seq_id
+            batch.seq_id[n][0] = slot.index
             batch.logits[n] = offset == count - 1 and count == len(sequence.feed)
             n += 1
-        self._slots[sequence.seq_id].tokens.extend(sequence.feed[:count])
+        slot.tokens.extend(sequence.feed[:count])
         del sequence.feed[:count]
         sequence.position += count
         return n
@@ -480,9 +588,10 @@ class LlamaCppEngine:
         if sequence.cancelled:
             self._release(sequence)
             return
-        token = sequence.sampler.sample(self._ctx, index)
+        lane = sequence.lane
+        token = sequence.sampler.sample(lane.ctx, index)
         if sequence.request.top_logprobs is not None:
-            sequence.logprobs = self._logprobs(index, token, sequence.request.top_logprobs)
+            sequence.logprobs = self._logprobs(lane, index, token, sequence.request.top_logprobs)
         end_of_turn = bool(ll.llama_vocab_is_eog(self._vocab, token))
         reasoning = sequence.reasoning
         if reasoning is not None and reasoning.open:
@@ -497,15 +606,18 @@ class LlamaCppEngine:
             return
         else:
             self._emit_token(sequence, token)
-        request = sequence.request
-        window_full = sequence.position + len(sequence.feed) >= self.info.context_window
-        if sequence.generated >= request.max_tokens or window_full:
+        if sequence.generated >= sequence.request.max_tokens:
             self._finish(sequence, "length")
+        elif sequence.position + len(sequence.feed) >= lane.window:
+            if lane is self._long_lane:
+                self._finish(sequence, "length")
+            else:
+                sequence.moving = True
 
-    def _logprobs(self, index: int, token: int,
+    def _logprobs(self, lane: Lane, index: int, token: int,
                   top_n: int) -> tuple[float, tuple[tuple[int, float], ...]]:
         """The token's log-probability and the ``top_n`` best, from the raw logits."""
-        logits = np.ctypeslib.as_array(ll.llama_get_logits_ith(self._ctx, index),
+        logits = np.ctypeslib.as_array(ll.llama_get_logits_ith(lane.ctx, index),
                                        (self.info.vocab_size,)).astype(np.float64)
         peak = logits.max()
         log_total = peak + np.log(np.exp(logits - peak).sum())
@@ -543,56 +655,3 @@ class LlamaCppEngine:
             generated_tokens=sequence.generated,
         ))
         self._release(sequence)
-
-
-def _sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:
-    """The request's own sampler: its sampling settings, and its grammar if any."""
-    grammar = None if request.grammar is None else _grammar_sampler(vocab, request.grammar)
-    n_vocab = ll.llama_vocab_n_tokens(vocab)
-    return ConstrainedSampler(_chain(request.sampling, n_vocab, request.max_tokens), grammar,
-                              n_vocab)
-
-
-def _chain(sampling: Sampling, n_vocab: int, window: int) -> Any:
-    chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
-    if sampling.logit_bias:
-        biases = (ll.llama_logit_bias * len(sampling.logit_bias))()
-        for slot, (token, bias) in zip(biases, sampling.logit_bias, strict=True):
-            slot.token, slot.bias = token, bias
-        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_logit_bias(
-            n_vocab, len(sampling.logit_bias), biases))
-    if sampling.presence_penalty or sampling.frequency_penalty:
-        # the window is every token this request may generate (the chain sees only those)
-        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_penalties(
-            n_vocab, max(window, 1), 1.0, sampling.frequency_penalty, sampling.presence_penalty))
-    if sampling.temperature <= 0:
-        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
-        return chain
-    if sampling.top_k > 0:
-        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_k(sampling.top_k))
-    if sampling.top_p < 1.0:
-        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_p(sampling.top_p, 1))
-    ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(sampling.temperature))
-    seed = ll.LLAMA_DEFAULT_SEED if sampling.seed is None else sampling.seed & 0xFFFFFFFF
-    ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(seed))
-    return chain
-
-
-def _grammar_sampler(vocab: Any, grammar: Grammar) -> Any:
-    text = grammar.gbnf.encode()
-    if grammar.trigger is None:
-        sampler = ll.llama_sampler_init_grammar(vocab, text, b"root")
-    else:
-        patterns = (ctypes.c_char_p * 1)(_trigger_pattern(grammar.trigger).encode())
-        no_tokens = (ll.llama_token * 1)()
-        sampler = ll.llama_sampler_init_grammar_lazy_patterns(vocab, text, b"root", patterns,
-                                                              1, no_tokens, 0)
-    if not sampler:
-        raise ValueError("the grammar for this request could not be built")
-    return sampler
-
-
-def _trigger_pattern(trigger: str) -> str:
-    """A lazy grammar starts at the first match of the pattern's first group."""
-    escaped = "".join("\\" + c if c in "\\.^$|?*+()[]{}" else c for c in trigger)
-    return f"[\\s\\S]*?({escaped})[\\s\\S]*"

@@ -60,9 +60,15 @@ class PromptBuilder:
         self.profile = profile
 
     def system_text(self, request: ChatRequest, tools: list[Tool]) -> str | None:
-        parts = [request.system] if request.system else []
+        """The system turn. Where the tool prompt is ours (the generic profile), the tools
+        come first, as in Anthropic's cache order (tools, system, messages): agents send the
+        same tools from every directory, while their system text names the directory early,
+        so prompts of sessions in different directories still share the whole tool block."""
+        parts = []
         if tools and not self.profile.native_tools:
             parts.append(GENERIC_TOOL_PROMPT.format(tools=tool_lines(tools)))
+        if request.system:
+            parts.append(request.system)
         return "\n\n".join(parts) if parts else None
 
     def turns(self, request: ChatRequest, tools: list[Tool]) -> list[dict[str, Any]]:

@@ -1,0 +1,178 @@
+"""The lanes and the prefix caches of the embedded engine, on the real default model."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from b3os_infer.compose import load_gguf_model
+from b3os_infer.config import EngineConfig, ModelConfig
+from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
+from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
+from b3os_infer.node.chat import ChatModel
+
+# long enough to take several 512-token prefill steps
+DOCUMENT = " ".join(f"Clause {i}: the tenant keeps the lantern lit on night {i}."
+                    for i in range(100))
+
+
+def engine_config(**overrides: Any) -> EngineConfig:
+    return EngineConfig(**{"parallel": 4, "prefix_cache_min_tokens": 512, **overrides})
+
+
+def load(cache_dir: Path | None, **overrides: Any) -> ChatModel:
+    return load_gguf_model(ModelConfig(context_window=8192), engine_config(**overrides),
+                           b"test-secret", cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory):
+    chat = load(tmp_path_factory.mktemp("prefix-cache"))
+    asyncio.run(chat.engine.start())
+    yield chat
+    asyncio.run(chat.engine.close())
+
+
+def prompt(model: ChatModel, text: str, system: str | None = None) -> list[int]:
+    request = ChatRequest(model="m", system=system,
+                          messages=[Message("user", [TextPart(text)])])
+    return model.prompt(request).tokens
+
+
+def greedy(tokens: list[int], max_tokens: int = 4) -> GenerationRequest:
+    return GenerationRequest(tokens, max_tokens=max_tokens, sampling=Sampling(temperature=0))
+
+
+async def collect(engine, request) -> tuple[str, Admitted | None, GenerationDone | None]:
+    texts, admitted, done = [], None, None
+    async for event in engine.generate(request):
+        if isinstance(event, TokenEvent):
+            texts.append(event.text)
+        elif isinstance(event, Admitted):
+            admitted = event
+        else:
+            done = event
+    return "".join(texts), admitted, done
+
+
+def test_a_prefill_cancelled_half_way_leaves_its_tokens_for_the_retry(model):
+    tokens = prompt(model, f"{DOCUMENT}\n\nWhich clause mentions night 7?")
+    assert len(tokens) > 1500
+
+    async def cancel_then_retry() -> Admitted | None:
+        task = asyncio.ensure_future(collect(model.engine, greedy(tokens)))
+        while not 0 < model.engine.cache_stats()["prefill_left"] <= len(tokens) // 2:
+            await asyncio.sleep(0.02)
+        task.cancel()
+        while model.engine.load()["active"]:
+            await asyncio.sleep(0.02)
+        _, admitted, _ = await collect(model.engine, greedy(tokens))
+        return admitted
+
+    admitted = asyncio.run(cancel_then_retry())
+    assert admitted is not None
+    assert admitted.cached_tokens >= len(tokens) // 2, "the half computed before the cancel"
+    assert admitted.cached_tokens < len(tokens) - 1, "the rest was computed on the retry"
+
+
+def test_two_conversations_with_the_same_long_system_prompt_share_it(model):
+    first = prompt(model, "Which clause mentions night 3?", system=DOCUMENT)
+    second = prompt(model, "Summarise the lease in one line.", system=DOCUMENT)
+    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
+    assert shared > 1500
+    asyncio.run(collect(model.engine, greedy(first)))
+    _, admitted, done = asyncio.run(collect(model.engine, greedy(second)))
+    assert admitted is not None and done is not None
+    assert shared - 8 <= admitted.cached_tokens <= shared
+    assert done.cached_tokens == admitted.cached_tokens
+
+
+def lanes_model() -> ChatModel:
+    """4 short slots of 2,304 tokens and one of the whole 8,192 (the budget allows no more)."""
+    return load_gguf_model(ModelConfig(context_window=8192),
+                           engine_config(kv_memory_mib=400, long_slots=1), b"test-secret")
+
+
+def test_a_small_budget_gives_short_slots_and_a_long_one():
+    chat = lanes_model()
+    try:
+        plan = chat.engine.plan
+        assert [(lane.slots, lane.window) for lane in plan.lanes] == [(4, 2304), (1, 8192)]
+        assert chat.engine.kv_usage().capacity == 4 * 2304 + 8192
+    finally:
+        asyncio.run(chat.engine.close())
+
+
+def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(caplog):
+    """1,200 prompt tokens and max_tokens 1,500 start in a 2,304-token slot (the lane
+    leaves 1,024 tokens of room to answer); the reply crosses its end and continues."""
+    chat = lanes_model()
+    tokens = prompt(chat, f"Copy this text. {DOCUMENT[:3900]}")
+    assert 1000 < len(tokens) < 1270
+    never_end = Sampling(temperature=0, logit_bias=((chat.engine.eos_token_id, -100.0),))
+    request = GenerationRequest(tokens, max_tokens=1500, sampling=never_end)
+
+    async def run() -> tuple[str, Admitted | None, GenerationDone | None]:
+        await chat.engine.start()
+        try:
+            return await collect(chat.engine, request)
+        finally:
+            await chat.engine.close()
+
+    caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
+    _, _, done = asyncio.run(run())
+    assert done is not None and done.reason == "length"
+    assert done.generated_tokens == 1500
+    assert any("from lane 0 to lane 1" in r.getMessage() for r in caplog.records)
+
+
+async def run_once(cache_dir: Path, tokens_of, **overrides: Any
+                   ) -> tuple[Admitted | None, dict[str, int]]:
+    """A fresh engine on ``cache_dir``: one request, then closed (its disk writes done)."""
+    chat = load(cache_dir, **overrides)
+    await chat.engine.start()
+    try:
+        stats = chat.engine.cache_stats()
+        _, admitted, _ = await collect(chat.engine, greedy(tokens_of(chat)))
+        return admitted, stats
+    finally:
+        await chat.engine.close()
+
+
+def test_a_long_prefix_is_reloaded_from_disk_by_a_new_engine(tmp_path):
+    def tokens_of(chat: ChatModel) -> list[int]:
+        return prompt(chat, "Which clause mentions night 9?", system=DOCUMENT[:3000])
+
+    first, before = asyncio.run(run_once(tmp_path, tokens_of))
+    assert first is not None and first.cached_tokens == 0 and before["disk_files"] == 0
+    files = list(tmp_path.glob("*/*.kv"))
+    assert len(files) == 1
+    again, after = asyncio.run(run_once(tmp_path, tokens_of))
+    assert after["disk_files"] == 1
+    assert again is not None and again.cached_tokens == again.prompt_tokens - 1
+
+
+def test_a_prefix_saved_with_another_kv_type_is_never_loaded(tmp_path):
+    def tokens_of(chat: ChatModel) -> list[int]:
+        return prompt(chat, "Which clause mentions night 2?", system=DOCUMENT[:3000])
+
+    asyncio.run(run_once(tmp_path, tokens_of))
+    other, stats = asyncio.run(run_once(tmp_path, tokens_of, kv_type="q8_0"))
+    assert stats["disk_files"] == 0 and other is not None and other.cached_tokens == 0
+
+
+def test_a_truncated_prefix_file_is_deleted_and_the_prompt_computed_again(tmp_path):
+    def tokens_of(chat: ChatModel) -> list[int]:
+        return prompt(chat, "Which clause mentions night 4?", system=DOCUMENT[:3000])
+
+    asyncio.run(run_once(tmp_path, tokens_of))
+    [path] = tmp_path.glob("*/*.kv")
+    whole = path.stat().st_size
+    path.write_bytes(path.read_bytes()[: whole // 2])
+    again, stats = asyncio.run(run_once(tmp_path, tokens_of))
+    assert stats["disk_files"] == 1, "its header is whole: it is listed until it is read"
+    assert again is not None and again.cached_tokens == 0
+    assert path.stat().st_size == whole, "deleted, then written again whole"
