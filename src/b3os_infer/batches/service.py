@@ -11,19 +11,19 @@ from ..edge.keys import KeyStore
 from ..edge.state import EdgeState
 from ..node.registry import ModelRegistry
 from .anthropic_routes import routes as anthropic_routes
+from .async_store import BatchStore
 from .execute import Executor
 from .gate import Gate
 from .openai_output import finish_openai
 from .openai_routes import routes as openai_routes
 from .runner import BatchRunner
-from .store import BatchStore
 
 
 class BatchService:
     def __init__(self, database: Engine, edge: EdgeState, keys: KeyStore,
                  registry: ModelRegistry, settings: BatchSettings | None = None) -> None:
         self.settings = settings or BatchSettings()
-        self.store = BatchStore(database)
+        self.store = BatchStore(database, edge.ledger.threads)
         self.executor = Executor(edge, keys)
         self.runner = BatchRunner(self.store, self.executor,
                                   Gate(registry, edge.queues, self.settings.reserve_slots),
