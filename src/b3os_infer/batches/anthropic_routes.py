@@ -17,7 +17,7 @@ from ..http.endpoint import endpoint
 from ..http.requests import json_body
 from ..pagination import page_window
 from ..wire import decode
-from .access import owner, service_of
+from .access import owned_batch, owner, service_of
 from .anthropic_wire import (
     BatchCreateParams,
     BatchRequestParam,
@@ -82,14 +82,13 @@ async def message_batch(store: BatchStore, batch: BatchRow, request: Request
         results_url=f"{base}{prefix}/{batch.id}/results" if ended else None)
 
 
+def _not_found(batch_id: str) -> NotFound:
+    return NotFound(f"message batch {batch_id} was not found", code="batch_not_found",
+                    param="message_batch_id")
+
+
 async def _owned(request: Request) -> tuple[BatchStore, BatchRow]:
-    store = service_of(request).store
-    batch_id = request.path_params["batch_id"]
-    batch = await store.batch(owner(request), batch_id)
-    if batch is None or batch.api != "anthropic":
-        raise NotFound(f"message batch {batch_id} was not found", code="batch_not_found",
-                       param="message_batch_id")
-    return store, batch
+    return await owned_batch(request, "anthropic", _not_found)
 
 
 @endpoint
@@ -131,10 +130,7 @@ async def get_batch(request: Request) -> Response:
 async def cancel_batch(request: Request) -> Response:
     """A batch in progress starts canceling; one canceling or ended is answered as it is."""
     store, batch = await _owned(request)
-    if batch.state == "in_progress":
-        await store.request_cancel(batch.id, time.time())
-        service_of(request).runner.wake()
-        batch = await store.batch_by_id(batch.id) or batch
+    batch = await service_of(request).cancel(batch)
     return _json(await message_batch(store, batch, request))
 
 

@@ -14,7 +14,7 @@ from ..errors import InvalidRequest, NotFound
 from ..http.endpoint import endpoint
 from ..http.requests import json_body
 from ..wire import decode
-from .access import owner, service_of
+from .access import owned_batch, owner, service_of
 from .anthropic_wire import SentModel
 from .async_store import BatchStore
 from .openai_files import not_found
@@ -85,14 +85,13 @@ async def batch_object(store: BatchStore, batch: BatchRow) -> Batch:
         metadata=batch.extra.get("metadata"))
 
 
+def _not_found(batch_id: str) -> NotFound:
+    return NotFound(f"No batch found with id '{batch_id}'", code="batch_not_found",
+                    param="batch_id")
+
+
 async def _owned(request: Request) -> tuple[BatchStore, BatchRow]:
-    store = service_of(request).store
-    batch_id = request.path_params["batch_id"]
-    batch = await store.batch(owner(request), batch_id)
-    if batch is None or batch.api != "openai":
-        raise NotFound(f"No batch found with id '{batch_id}'", code="batch_not_found",
-                       param="batch_id")
-    return store, batch
+    return await owned_batch(request, "openai", _not_found)
 
 
 @endpoint
@@ -153,10 +152,7 @@ async def cancel_batch(request: Request) -> Response:
     if batch.state in ("ended", "failed"):
         raise InvalidRequest(f"Cannot cancel a batch with status {_status(batch)}",
                              code="batch_not_cancellable")
-    if batch.state == "in_progress":
-        await store.request_cancel(batch.id, time.time())
-        service_of(request).runner.wake()
-    return _json(await batch_object(store, await store.batch_by_id(batch.id) or batch))
+    return _json(await batch_object(store, await service_of(request).cancel(batch)))
 
 
 def routes(prefix: str) -> list[Route]:
