@@ -20,6 +20,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
+from .batches.fleet import batch_path, refuse_in_fleet
 from .batches.service import BatchService
 from .config import BatchSettings
 from .console.serve import Console
@@ -206,7 +207,9 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
 
     async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] == "http" and (path == BASE or path.startswith(BASE + "/")):
+        if scope["type"] == "http" and batch_path(path):
+            await refuse_in_fleet(scope, receive, send)
+        elif scope["type"] == "http" and (path == BASE or path.startswith(BASE + "/")):
             await forwarder(scope, receive, send)
         else:
             await inner(scope, receive, send)

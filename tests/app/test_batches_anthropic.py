@@ -176,7 +176,7 @@ async def test_cancel_part_way_cancels_what_has_not_run(tmp_path):
     async with batch_app(tmp_path, [slow], settings=BatchSettings(concurrency=1)) as app:
         batch = await app.anthropic.messages.batches.create(requests=[
             {"custom_id": f"r{i}", "params": params(app.model)} for i in range(5)])
-        await until(lambda: app.service.store.counts(batch.id).get("succeeded"),
+        await until(lambda: app.service.store.database.counts(batch.id).get("succeeded"),
                     "the first request done")
         canceling = await app.anthropic.messages.batches.cancel(batch.id)
         assert canceling.processing_status in ("canceling", "ended")
@@ -222,9 +222,9 @@ async def test_requests_not_run_by_expires_at_are_expired(tmp_path):
     async with batch_app(tmp_path, [slow], settings=BatchSettings(concurrency=1)) as app:
         batch = await app.anthropic.messages.batches.create(requests=[
             {"custom_id": f"r{i}", "params": params(app.model)} for i in range(4)])
-        await until(lambda: app.service.store.counts(batch.id).get("succeeded"),
+        await until(lambda: app.service.store.database.counts(batch.id).get("succeeded"),
                     "the first request done")
-        with app.service.store.engine.begin() as db:   # its 24 hours are up
+        with app.service.store.database.engine.begin() as db:   # its 24 hours are up
             db.execute(update(batches).where(batches.c.id == batch.id)
                        .values(expires_at=time.time() - 1))
         app.service.runner.wake()
@@ -246,7 +246,7 @@ async def test_batch_requests_are_in_the_ledger_under_the_batch_class(tmp_path):
         rows = [r for r in app.edge.ledger.rows() if r.route == "batch POST /v1/messages"]
         assert len(rows) == 2 and all(r.status == 200 and r.model == app.model for r in rows)
         assert {r.request_id for r in rows} == {i.request_id for i in
-                                                app.service.store.items(batch.id)}
+                                                app.service.store.database.items(batch.id)}
         usages = [line.result.message.usage for line in found.values()]
         assert sum(r.input_tokens for r in rows) == sum(u.input_tokens for u in usages)
         assert sum(r.output_tokens for r in rows) == sum(u.output_tokens for u in usages)

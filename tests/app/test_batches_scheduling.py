@@ -56,7 +56,7 @@ async def test_an_interactive_request_is_admitted_while_a_batch_request_runs(tmp
             {"custom_id": "b", "params": params(app.model, "a batch job")}])
         await until(lambda: app.engine.load()["active"] == 1, "the batch request running")
         assert await ask(app, "now please") == "Right away."
-        assert app.service.store.counts(batch.id) == {"pending": 1}   # still running
+        assert app.service.store.database.counts(batch.id) == {"pending": 1}   # still running
         assert app.service.runner.preempted == 0
 
 
@@ -71,7 +71,7 @@ async def test_a_waiting_interactive_request_preempts_a_batch_request_that_then_
         assert first.startswith("busy") and second == "Right away."
         assert app.service.runner.preempted >= 1
         await ended(app, batch.id)
-        assert app.service.store.counts(batch.id) == {"succeeded": 1}
+        assert app.service.store.database.counts(batch.id) == {"succeeded": 1}
         assert batch_prompts(app) >= 2   # it ran again from its start
         lines = await app.anthropic.messages.batches.results(batch.id)
         result = [line async for line in lines][0].result
@@ -88,7 +88,7 @@ async def test_batch_requests_take_from_buckets_of_their_own(tmp_path):
         batch = await app.anthropic.messages.batches.create(requests=[
             {"custom_id": f"r{i}", "params": params(app.model, "a batch job")}
             for i in range(2)])
-        await until(lambda: app.service.store.counts(batch.id) == {"succeeded": 2},
+        await until(lambda: app.service.store.database.counts(batch.id) == {"succeeded": 2},
                     "both batch requests done")
         limits = app.edge.limits.for_model(app.model)
         left = await app.edge.limiter.peek(app.mine.anthropic.api_key.split("_")[1],
@@ -123,6 +123,6 @@ async def test_at_most_concurrency_batch_requests_run_at_once(tmp_path):
         def watch() -> bool:
             nonlocal most
             most = max(most, app.engine.load()["active"])
-            return app.service.store.counts(batch.id) == {"succeeded": 5}
+            return app.service.store.database.counts(batch.id) == {"succeeded": 5}
         await until(watch, "all five done")
         assert most == 2

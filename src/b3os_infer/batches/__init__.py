@@ -2,7 +2,8 @@
 
 - ``BatchSettings`` (in ``config.py``, ``[batches]``): how many batch sequences run,
   file and batch limits, expiry;
-- ``tables`` and ``store``: batches, their requests and uploaded files in the edge database;
+- ``tables`` and ``store``: batches, their requests and uploaded files in the edge database,
+  read and written through ``async_store`` on the edge's database threads;
 - ``runner``: runs pending requests in the engine's spare capacity, below interactive ones
   (``gate``), each through the node's own route (``execute``), counted under a batch class
   (``accounting``); resumes after a restart;

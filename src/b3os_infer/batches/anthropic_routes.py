@@ -17,7 +17,7 @@ from ..http.endpoint import endpoint
 from ..http.requests import json_body
 from ..pagination import page_window
 from ..wire import decode
-from .access import owner, service_of
+from .access import owned_batch, owner, service_of
 from .anthropic_wire import (
     BatchCreateParams,
     BatchRequestParam,
@@ -32,8 +32,9 @@ from .anthropic_wire import (
     SentModel,
     SucceededResult,
 )
+from .async_store import BatchStore
 from .errors import inside, unique_custom_ids
-from .store import BatchRow, BatchStore, ItemRow
+from .store import BatchRow, ItemRow
 from .times import rfc3339
 
 ENDPOINT = "/v1/messages"
@@ -57,37 +58,37 @@ def _request_row(index: int, request: BatchRequestParam) -> ItemRow:
                    body=json.dumps(request.params))
 
 
-def _counts(store: BatchStore, batch: BatchRow) -> MessageBatchRequestCounts:
+async def _counts(store: BatchStore, batch: BatchRow) -> MessageBatchRequestCounts:
     """As Anthropic counts: every request is processing until the whole batch ends."""
     if batch.state != "ended":
         return MessageBatchRequestCounts(processing=batch.total, succeeded=0, errored=0,
                                          canceled=0, expired=0)
-    counts = store.counts(batch.id)
+    counts = await store.counts(batch.id)
     return MessageBatchRequestCounts(processing=0, **{s: counts.get(s, 0) for s in (
         "succeeded", "errored", "canceled", "expired")})
 
 
-def message_batch(store: BatchStore, batch: BatchRow, request: Request) -> MessageBatch:
+async def message_batch(store: BatchStore, batch: BatchRow, request: Request
+                        ) -> MessageBatch:
     ended = batch.state == "ended"
     base = str(request.base_url).rstrip("/")
     path = request.url.path
     prefix = path[:path.index(ENDPOINT + "/batches") + len(ENDPOINT + "/batches")]
     return MessageBatch(
         id=batch.id, processing_status=_STATUS[batch.state],  # type: ignore[arg-type]
-        request_counts=_counts(store, batch), created_at=rfc3339(batch.created_at) or "",
+        request_counts=await _counts(store, batch), created_at=rfc3339(batch.created_at) or "",
         expires_at=rfc3339(batch.expires_at) or "", ended_at=rfc3339(batch.ended_at),
         cancel_initiated_at=rfc3339(batch.cancel_initiated_at),
         results_url=f"{base}{prefix}/{batch.id}/results" if ended else None)
 
 
-def _owned(request: Request) -> tuple[BatchStore, BatchRow]:
-    store = service_of(request).store
-    batch_id = request.path_params["batch_id"]
-    batch = store.batch(owner(request), batch_id)
-    if batch is None or batch.api != "anthropic":
-        raise NotFound(f"message batch {batch_id} was not found", code="batch_not_found",
-                       param="message_batch_id")
-    return store, batch
+def _not_found(batch_id: str) -> NotFound:
+    return NotFound(f"message batch {batch_id} was not found", code="batch_not_found",
+                    param="message_batch_id")
+
+
+async def _owned(request: Request) -> tuple[BatchStore, BatchRow]:
+    return await owned_batch(request, "anthropic", _not_found)
 
 
 @endpoint
@@ -103,17 +104,17 @@ async def create_batch(request: Request) -> Response:
     batch = BatchRow(id="msgbatch_" + ids.base62(24), api="anthropic", key_id=owner(request),
                      endpoint=ENDPOINT, state="in_progress", created_at=now,
                      expires_at=now + service.settings.expires_after_seconds, total=len(rows))
-    service.store.add_batch(batch, [replace(r, batch_id=batch.id) for r in rows])
+    await service.store.add_batch(batch, [replace(r, batch_id=batch.id) for r in rows])
     service.submitted()
-    return _json(message_batch(service.store, batch, request))
+    return _json(await message_batch(service.store, batch, request))
 
 
 @endpoint
 async def list_batches(request: Request) -> Response:
     store = service_of(request).store
-    found = store.batches(owner(request), "anthropic")
+    found = await store.batches(owner(request), "anthropic")
     start, end, has_more = page_window([b.id for b in found], request.query_params)
-    page = [message_batch(store, b, request) for b in found[start:end]]
+    page = [await message_batch(store, b, request) for b in found[start:end]]
     return _json(MessageBatchPage(data=page, has_more=has_more,
                                   first_id=page[0].id if page else None,
                                   last_id=page[-1].id if page else None))
@@ -121,29 +122,26 @@ async def list_batches(request: Request) -> Response:
 
 @endpoint
 async def get_batch(request: Request) -> Response:
-    store, batch = _owned(request)
-    return _json(message_batch(store, batch, request))
+    store, batch = await _owned(request)
+    return _json(await message_batch(store, batch, request))
 
 
 @endpoint
 async def cancel_batch(request: Request) -> Response:
     """A batch in progress starts canceling; one canceling or ended is answered as it is."""
-    store, batch = _owned(request)
-    if batch.state == "in_progress":
-        store.request_cancel(batch.id, time.time())
-        service_of(request).runner.wake()
-        batch = store.batch_by_id(batch.id) or batch
-    return _json(message_batch(store, batch, request))
+    store, batch = await _owned(request)
+    batch = await service_of(request).cancel(batch)
+    return _json(await message_batch(store, batch, request))
 
 
 @endpoint
 async def delete_batch(request: Request) -> Response:
-    store, batch = _owned(request)
+    store, batch = await _owned(request)
     if batch.state != "ended":
         raise InvalidRequest(f"message batch {batch.id} is still {batch.state}: only a batch "
                              "that has ended can be deleted; cancel it first",
                              code="batch_not_ended")
-    store.delete_batch(batch.id)
+    await store.delete_batch(batch.id)
     return _json(DeletedMessageBatch(id=batch.id))
 
 
@@ -162,12 +160,12 @@ def _result(item: ItemRow) -> MessageBatchIndividualResponse:
 
 @endpoint
 async def batch_results(request: Request) -> Response:
-    store, batch = _owned(request)
+    store, batch = await _owned(request)
     if batch.state != "ended":
         raise InvalidRequest(f"message batch {batch.id} is still {batch.state}; its results "
                              "are ready once its processing_status is ended",
                              code="batch_not_ended")
-    lines = b"".join(_result(item).to_json() + b"\n" for item in store.items(batch.id))
+    lines = b"".join(_result(item).to_json() + b"\n" for item in await store.items(batch.id))
     return Response(lines, media_type="application/x-jsonl")
 
 

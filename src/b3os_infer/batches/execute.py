@@ -15,6 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 
+from sqlalchemy.exc import OperationalError
 from starlette.types import ASGIApp, Message, Scope
 
 from .. import ids
@@ -27,6 +28,7 @@ from ..http.accounting import ACCOUNTING_KEY
 from ..http.allowance import ALLOWANCE_KEY
 from ..http.formats import BASE
 from .accounting import BatchAccounting
+from .async_store import batches_unavailable
 from .store import Answer, BatchRow, ItemRow
 
 log = logging.getLogger(__name__)
@@ -54,7 +56,7 @@ class Executor:
         rid = ids.request_id()
         path = BASE + batch.endpoint
         began = time.perf_counter()
-        key = self._key(batch.key_id)
+        key = await self._key(batch.key_id)
         accounting: BatchAccounting | None = None
         if key is None or key.expired():
             reply = _refusal(path, AuthenticationFailed(
@@ -71,11 +73,17 @@ class Executor:
                       output_tokens=usage.output_tokens if usage else 0,
                       cached_tokens=usage.cached_tokens if usage else 0)
 
-    def _key(self, key_id: str) -> KeyRecord | None:
+    async def _key(self, key_id: str) -> KeyRecord | None:
+        """The batch's key, unless revoked; read again every few seconds, on a database
+        thread (one that does not answer: ``batches_unavailable``, the request waits)."""
         now = time.monotonic()
         cached = self._keys.get(key_id)
         if cached is None or now - cached[0] > _KEY_CACHE_SECONDS:
-            record = next((r for r in self.keys.list() if r.id == key_id), None)
+            try:
+                records = await self.edge.ledger.threads.run(self.keys.list)
+            except (TimeoutError, OperationalError) as exc:
+                raise batches_unavailable() from exc
+            record = next((r for r in records if r.id == key_id), None)
             if record is not None and record.revoked_at is not None:
                 record = None
             cached = self._keys[key_id] = (now, record)

@@ -36,9 +36,9 @@ def not_found(file_id: str) -> NotFound:
     return NotFound(f"No such File object: {file_id}", code="file_not_found", param="file_id")
 
 
-def _owned(request: Request) -> FileRow:
+async def _owned(request: Request) -> FileRow:
     file_id = request.path_params["file_id"]
-    row = service_of(request).store.file(owner(request), file_id)
+    row = await service_of(request).store.file(owner(request), file_id)
     if row is None:
         raise not_found(file_id)
     return row
@@ -72,13 +72,14 @@ async def upload(request: Request) -> Response:
     row = FileRow(id="file-" + ids.base62(24), key_id=owner(request), purpose="batch",
                   filename=upload.filename or "upload.jsonl", bytes=len(upload.data),
                   created_at=time.time())
-    service.store.add_file(row, upload.data)
+    await service.store.add_file(row, upload.data)
     return _json(file_object(row))
 
 
 @endpoint
 async def list_files(request: Request) -> Response:
-    rows = service_of(request).store.files(owner(request), request.query_params.get("purpose"))
+    rows = await service_of(request).store.files(owner(request),
+                                                 request.query_params.get("purpose"))
     order = request.query_params.get("order", "desc")
     if order not in ("asc", "desc"):
         raise InvalidRequest("order: should be asc or desc", param="order")
@@ -92,20 +93,20 @@ async def list_files(request: Request) -> Response:
 
 @endpoint
 async def get_file(request: Request) -> Response:
-    return _json(file_object(_owned(request)))
+    return _json(file_object(await _owned(request)))
 
 
 @endpoint
 async def delete_file(request: Request) -> Response:
-    row = _owned(request)
-    service_of(request).store.delete_file(row.key_id, row.id)
+    row = await _owned(request)
+    await service_of(request).store.delete_file(row.key_id, row.id)
     return _json(FileDeleted(id=row.id, deleted=True))
 
 
 @endpoint
 async def file_content(request: Request) -> Response:
-    row = _owned(request)
-    content = service_of(request).store.file_content(row.key_id, row.id)
+    row = await _owned(request)
+    content = await service_of(request).store.file_content(row.key_id, row.id)
     if content is None:
         raise not_found(row.id)
     return Response(content, media_type="application/jsonl")

@@ -10,7 +10,7 @@ import json
 
 from .. import ids
 from .openai_wire import LineError, OutputLine, ResponseEnvelope
-from .store import BatchRow, BatchStore, FileRow, ItemRow
+from .store import BatchDatabase, BatchRow, FileRow, ItemRow
 
 _NOT_RUN = {"canceled": ("batch_cancelled", "the batch was cancelled before this request ran"),
             "expired": ("batch_expired", "the batch expired before this request ran")}
@@ -38,9 +38,10 @@ def _file(batch: BatchRow, kind: str, lines: list[bytes], now: float
     return row, content
 
 
-def finish_openai(store: BatchStore, batch: BatchRow, now: float
+def finish_openai(store: BatchDatabase, batch: BatchRow, now: float
                   ) -> list[tuple[FileRow, bytes] | None]:
-    """The output file, then the error file (None where there is nothing to put in one)."""
+    """The output file, then the error file (None where there is nothing to put in one);
+    on a database thread, with the batch's end (``BatchStore.end``)."""
     outputs: list[bytes] = []
     errors: list[bytes] = []
     for item in store.items(batch.id):

@@ -14,8 +14,9 @@ from ..errors import InvalidRequest, NotFound
 from ..http.endpoint import endpoint
 from ..http.requests import json_body
 from ..wire import decode
-from .access import owner, service_of
+from .access import owned_batch, owner, service_of
 from .anthropic_wire import SentModel
+from .async_store import BatchStore
 from .openai_files import not_found
 from .openai_files import routes as file_routes
 from .openai_lines import read_lines
@@ -33,7 +34,7 @@ from .openai_wire import (
     OutputTokensDetails,
 )
 from .pages import after_page
-from .store import BatchRow, BatchStore
+from .store import BatchRow
 from .times import unix
 
 _ENDED: dict[str | None, BatchStatus] = {"completed": "completed", "canceled": "cancelled",
@@ -52,15 +53,15 @@ def _status(batch: BatchRow) -> BatchStatus:
     return _ACTIVE[batch.state]
 
 
-def _usage(store: BatchStore, batch: BatchRow) -> BatchUsage:
-    given, made, cached = store.usage(batch.id)
+async def _usage(store: BatchStore, batch: BatchRow) -> BatchUsage:
+    given, made, cached = await store.usage(batch.id)
     return BatchUsage(input_tokens=given, input_tokens_details=InputTokensDetails(
         cached_tokens=cached), output_tokens=made,
         output_tokens_details=OutputTokensDetails(), total_tokens=given + made)
 
 
-def batch_object(store: BatchStore, batch: BatchRow) -> Batch:
-    counts = store.counts(batch.id)
+async def batch_object(store: BatchStore, batch: BatchRow) -> Batch:
+    counts = await store.counts(batch.id)
     status = _status(batch)
     ended = batch.ended_at if batch.state == "ended" else None
     errors = batch.extra.get("errors")
@@ -80,18 +81,17 @@ def batch_object(store: BatchStore, batch: BatchRow) -> Batch:
         request_counts=BatchRequestCounts(
             total=batch.total, completed=counts.get("succeeded", 0),
             failed=sum(counts.get(s, 0) for s in ("errored", "canceled", "expired"))),
-        usage=_usage(store, batch) if ended else None,
+        usage=await _usage(store, batch) if ended else None,
         metadata=batch.extra.get("metadata"))
 
 
-def _owned(request: Request) -> tuple[BatchStore, BatchRow]:
-    store = service_of(request).store
-    batch_id = request.path_params["batch_id"]
-    batch = store.batch(owner(request), batch_id)
-    if batch is None or batch.api != "openai":
-        raise NotFound(f"No batch found with id '{batch_id}'", code="batch_not_found",
-                       param="batch_id")
-    return store, batch
+def _not_found(batch_id: str) -> NotFound:
+    return NotFound(f"No batch found with id '{batch_id}'", code="batch_not_found",
+                    param="batch_id")
+
+
+async def _owned(request: Request) -> tuple[BatchStore, BatchRow]:
+    return await owned_batch(request, "openai", _not_found)
 
 
 @endpoint
@@ -102,8 +102,8 @@ async def create_batch(request: Request) -> Response:
         raise InvalidRequest(f"endpoint: {params.endpoint} is not served in batches here; "
                              f"endpoints: {', '.join(ENDPOINTS)}", param="endpoint")
     key_id = owner(request)
-    upload = service.store.file(key_id, params.input_file_id)
-    content = service.store.file_content(key_id, params.input_file_id)
+    upload = await service.store.file(key_id, params.input_file_id)
+    content = await service.store.file_content(key_id, params.input_file_id)
     if upload is None or content is None:
         raise not_found(params.input_file_id)
     if upload.purpose != "batch":
@@ -124,37 +124,35 @@ async def create_batch(request: Request) -> Response:
         extra={"endpoint": params.endpoint, "metadata": params.metadata,
                "model": rows[0].model if rows else None,
                "errors": [e.model_dump() for e in errors]})
-    service.store.add_batch(batch, [] if errors else
-                            [replace(r, batch_id=batch.id) for r in rows])
+    await service.store.add_batch(batch, [] if errors else
+                                  [replace(r, batch_id=batch.id) for r in rows])
     service.submitted()
-    return _json(batch_object(service.store, batch))
+    return _json(await batch_object(service.store, batch))
 
 
 @endpoint
 async def list_batches(request: Request) -> Response:
     store = service_of(request).store
-    page, has_more = after_page(store.batches(owner(request), "openai"), request.query_params)
-    data = [batch_object(store, b) for b in page]
+    found = await store.batches(owner(request), "openai")
+    page, has_more = after_page(found, request.query_params)
+    data = [await batch_object(store, b) for b in page]
     return _json(BatchList(data=data, has_more=has_more, first_id=data[0].id if data else None,
                            last_id=data[-1].id if data else None))
 
 
 @endpoint
 async def get_batch(request: Request) -> Response:
-    store, batch = _owned(request)
-    return _json(batch_object(store, batch))
+    store, batch = await _owned(request)
+    return _json(await batch_object(store, batch))
 
 
 @endpoint
 async def cancel_batch(request: Request) -> Response:
-    store, batch = _owned(request)
+    store, batch = await _owned(request)
     if batch.state in ("ended", "failed"):
         raise InvalidRequest(f"Cannot cancel a batch with status {_status(batch)}",
                              code="batch_not_cancellable")
-    if batch.state == "in_progress":
-        store.request_cancel(batch.id, time.time())
-        service_of(request).runner.wake()
-    return _json(batch_object(store, store.batch_by_id(batch.id) or batch))
+    return _json(await batch_object(store, await service_of(request).cancel(batch)))
 
 
 def routes(prefix: str) -> list[Route]:

@@ -9,7 +9,8 @@ batch request when an interactive one waits (the ``Gate``) and starts pending re
 while fewer than ``concurrency`` run and the gate lets them. A request's answer is
 written when it is done; a request cut short (preempted, or the process stopped) stays
 pending and runs again from its start. On start nothing else is needed to resume: what
-is pending is run.
+is pending is run. Every read and write goes through ``BatchStore``, on the edge's
+database threads: a slow database slows the runner's turns, never the event loop.
 """
 
 from __future__ import annotations
@@ -18,18 +19,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import BatchSettings
+from ..errors import Overloaded
+from .async_store import BatchStore
 from .execute import Executor
 from .gate import Gate
-from .store import BatchRow, BatchStore, FileRow, ItemRow
+from .store import BatchRow, Finisher, ItemRow
 
 log = logging.getLogger(__name__)
-
-# what an API writes when one of its batches ends: its output files (OpenAI), if any
-Finisher = Callable[[BatchStore, BatchRow, float], list[tuple[FileRow, bytes] | None]]
 _IDLE_SECONDS = 1.0
 
 
@@ -112,34 +111,32 @@ class BatchRunner:
             return
         now = time.time()
         await self._stop_batches(now)
-        self._end_batches(now)
+        await self._end_batches(now)
         room = max(self.settings.concurrency - len(self._flights), 0)
-        self._candidates = self.store.pending(room, set(self._flights)) if room else []
-        self._active = self.store.any_active()
+        self._candidates = await self.store.pending(room, set(self._flights)) if room else []
+        self._active = await self.store.any_active()
 
     # ---- ending ----------------------------------------------------------------------
 
     async def _stop_batches(self, now: float) -> None:
-        for batch in self.store.stopping(now):
+        for batch in await self.store.stopping(now):
             flights = [f for f in self._flights.values() if f.item.batch_id == batch.id]
             for flight in flights:
                 flight.task.cancel()
             for flight in flights:
                 with contextlib.suppress(asyncio.CancelledError):
                     await flight.task
-            self.store.stop(batch, now)
+            await self.store.stop(batch, now)
 
-    def _end_batches(self, now: float) -> None:
-        for batch in self.store.unfinished():
+    async def _end_batches(self, now: float) -> None:
+        for batch in await self.store.unfinished():
             if any(key[0] == batch.id for key in self._flights):
                 continue
-            outcome = self._outcome(batch)
-            finisher = self.finishers.get(batch.api)
-            files = finisher(self.store, batch, now) if finisher else []
-            self.store.end(batch, outcome, now, files)
+            outcome = await self._outcome(batch)
+            await self.store.end(batch, outcome, now, self.finishers.get(batch.api))
 
-    def _outcome(self, batch: BatchRow) -> str:
-        counts = self.store.counts(batch.id)
+    async def _outcome(self, batch: BatchRow) -> str:
+        counts = await self.store.counts(batch.id)
         if counts.get("expired"):
             return "expired"
         if batch.state == "canceling":
@@ -174,12 +171,14 @@ class BatchRunner:
 
     async def _run(self, item: ItemRow) -> None:
         try:
-            batch = self._batch(item)
+            batch = await self.store.batch_by_id(item.batch_id)
             if batch is None:
                 return
             answer = await self.executor.run(batch, item)
             if self._mine(item):
-                self.store.finish(item.batch_id, item.idx, answer, time.time())
+                await self.store.finish(item.batch_id, item.idx, answer, time.time())
+        except Overloaded as error:   # the database: the request stays pending, runs again
+            log.warning("batch %s request %d: %s", item.batch_id, item.idx, error.message)
         finally:
             if self._mine(item):
                 del self._flights[item.key]
@@ -189,6 +188,3 @@ class BatchRunner:
         """Whether this task still runs ``item`` (a preempted one no longer does)."""
         flight = self._flights.get(item.key)
         return flight is not None and flight.task is asyncio.current_task()
-
-    def _batch(self, item: ItemRow) -> BatchRow | None:
-        return self.store.batch_by_id(item.batch_id)

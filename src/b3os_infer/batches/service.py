@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import Engine
 from starlette.routing import Route
 from starlette.types import ASGIApp
@@ -11,19 +13,20 @@ from ..edge.keys import KeyStore
 from ..edge.state import EdgeState
 from ..node.registry import ModelRegistry
 from .anthropic_routes import routes as anthropic_routes
+from .async_store import BatchStore
 from .execute import Executor
 from .gate import Gate
 from .openai_output import finish_openai
 from .openai_routes import routes as openai_routes
 from .runner import BatchRunner
-from .store import BatchStore
+from .store import BatchRow
 
 
 class BatchService:
     def __init__(self, database: Engine, edge: EdgeState, keys: KeyStore,
                  registry: ModelRegistry, settings: BatchSettings | None = None) -> None:
         self.settings = settings or BatchSettings()
-        self.store = BatchStore(database)
+        self.store = BatchStore(database, edge.ledger.threads)
         self.executor = Executor(edge, keys)
         self.runner = BatchRunner(self.store, self.executor,
                                   Gate(registry, edge.queues, self.settings.reserve_slots),
@@ -40,6 +43,15 @@ class BatchService:
     def submitted(self) -> None:
         self.runner.start()
         self.runner.wake()
+
+    async def cancel(self, batch: BatchRow) -> BatchRow:
+        """A batch in progress starts canceling (the runner stops its requests); the batch
+        as it is then. One canceling or ended is left as it is."""
+        if batch.state != "in_progress":
+            return batch
+        await self.store.request_cancel(batch.id, time.time())
+        self.runner.wake()
+        return await self.store.batch_by_id(batch.id) or batch
 
     async def close(self) -> None:
         await self.runner.close()

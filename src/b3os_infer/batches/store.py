@@ -1,13 +1,15 @@
 """Batches, their requests and files in the edge database (SQLite or PostgreSQL).
 
 Every change is one transaction, so a process killed at any moment leaves each request
-either pending (it runs again) or done with its answer.
+either pending (it runs again) or done with its answer. Each ``BatchDatabase`` method
+blocks on the database: the routes and the runner call it through ``BatchStore``
+(``async_store.py``), on the edge's database threads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -94,7 +96,7 @@ def _batch(row: Sequence[Any]) -> BatchRow:
     return BatchRow(**values)
 
 
-class BatchStore:
+class BatchDatabase:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         metadata.create_all(engine)
@@ -248,20 +250,34 @@ class BatchStore:
 
     def end(self, batch: BatchRow, outcome: str, now: float,
             output_files: Sequence[tuple[FileRow, bytes] | None] = ()) -> BatchRow:
-        """The batch ended, with its output files (OpenAI), in one transaction."""
+        """The batch ended, with its output files (OpenAI), in one transaction; once: a
+        batch that already ended (an earlier call that outlived its wait) keeps its
+        files."""
         ids = [pair[0].id if pair else None for pair in output_files] + [None, None]
         ended = replace(batch, state="ended", outcome=outcome, ended_at=now,
                         output_file_id=ids[0], error_file_id=ids[1])
         with self.engine.begin() as db:
+            changed = db.execute(update(batches).where(batches.c.id == batch.id,
+                                                       batches.c.state.in_(ACTIVE))
+                                 .values(state="ended", outcome=outcome, ended_at=now,
+                                         output_file_id=ended.output_file_id,
+                                         error_file_id=ended.error_file_id))
+            if not changed.rowcount:
+                return ended
             for pair in output_files:
                 if pair is not None:
                     db.execute(files.insert().values(**_values(pair[0], _FILE_FIELDS),
                                                      content=pair[1]))
-            db.execute(update(batches).where(batches.c.id == batch.id)
-                       .values(state="ended", outcome=outcome, ended_at=now,
-                               output_file_id=ended.output_file_id,
-                               error_file_id=ended.error_file_id))
         return ended
+
+    def end_with(self, batch: BatchRow, outcome: str, now: float,
+                 finisher: Finisher | None) -> BatchRow:
+        """``end``, with the output files that the batch's API writes (``finisher``)."""
+        return self.end(batch, outcome, now, finisher(self, batch, now) if finisher else [])
+
+
+# what an API writes when one of its batches ends: its output files (OpenAI), if any
+Finisher = Callable[[BatchDatabase, BatchRow, float], list[tuple[FileRow, bytes] | None]]
 
 
 def _values(row: object, names: Sequence[str]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 
 import httpx
@@ -22,12 +23,14 @@ REQUEST_ID_HEADER = "x-b3os-request-id"
 ACCOUNTING_HEADER = "x-b3os-accounting"
 CALLBACK_PREFIX = "/_b3os/accounting/"
 
+log = logging.getLogger(__name__)
+
 # Every call between an edge and a node is bounded. A node's response head may wait for
 # the edge's queue (its admission long-poll), a stream has a keep-alive at least every
 # 15 s: five minutes of silence mean the node is stuck.
 FORWARD_TIMEOUT = httpx.Timeout(10, read=300)
 ADMIT_TIMEOUT = httpx.Timeout(10, read=290)   # answered 529 before the edge gives up
-SETTLE_TIMEOUT = httpx.Timeout(10)
+SETTLE_TIMEOUT = httpx.Timeout(10)   # a settle, and a stored response's get, put, delete
 
 
 class MissingSecret(RuntimeError):
@@ -69,3 +72,20 @@ def error_from_wire(data: dict[str, object]) -> InferError:
     error.status = status
     error.retryable = bool(data.get("retryable", error.retryable))
     return error
+
+
+async def call_edge(client: httpx.AsyncClient, url: str, secret: str,
+                    payload: dict[str, object], timeout: httpx.Timeout) -> httpx.Response:
+    """A node's POST to the edge that forwarded its request (``url``: a callback action),
+    on the node's one client, bounded by ``timeout``; an edge that does not answer is
+    ``Overloaded`` (``edge_timeout`` or ``edge_unreachable``, retry after a second)."""
+    try:
+        return await client.post(url, json=payload, headers={SECRET_HEADER: secret},
+                                 timeout=timeout)
+    except httpx.TimeoutException as exc:
+        raise Overloaded("the edge that forwarded this request did not answer in time",
+                         code="edge_timeout", retry_after=1) from exc
+    except httpx.HTTPError as exc:
+        log.warning("the edge at %s cannot be reached: %s", url, exc)
+        raise Overloaded("the edge that forwarded this request cannot be reached",
+                         code="edge_unreachable", retry_after=1) from exc

@@ -27,6 +27,7 @@ from .fleet import (
     REQUEST_ID_HEADER,
     SECRET_HEADER,
     SETTLE_TIMEOUT,
+    call_edge,
     error_from_wire,
     secret_matches,
 )
@@ -40,7 +41,8 @@ class NodeGuard:
     def __init__(self, app: ASGIApp, secret: str) -> None:
         self.app = app
         self.secret = secret
-        # one client for every admit and settle, closed when the app shuts down
+        # one client for every call back to the edge (admit, settle, stored responses),
+        # closed when the app shuts down
         self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -64,7 +66,7 @@ class NodeGuard:
         state["request_id"] = headers.get(REQUEST_ID_HEADER) or ids.request_id()
         if url := headers.get(ACCOUNTING_HEADER):
             state[ACCOUNTING_KEY] = RemoteAccounting(url, self.secret, self.client)
-            state[STORE_KEY] = RemoteResponses(url, self.secret)
+            state[STORE_KEY] = RemoteResponses(url, self.secret, self.client)
         await self.app(scope, receive, send)
 
     def _closing(self, send: Send) -> Send:
@@ -103,14 +105,5 @@ class RemoteAccounting:
 
     async def _post(self, action: str, payload: dict[str, object],
                     timeout: httpx.Timeout) -> httpx.Response:
-        try:
-            return await self.client.post(f"{self.url}/{action}", json=payload,
-                                          headers={SECRET_HEADER: self.secret},
-                                          timeout=timeout)
-        except httpx.TimeoutException as exc:
-            raise Overloaded("the edge that forwarded this request did not answer in time",
-                             code="edge_timeout", retry_after=1) from exc
-        except httpx.HTTPError as exc:
-            log.warning("the edge at %s cannot be reached: %s", self.url, exc)
-            raise Overloaded("the edge that forwarded this request cannot be reached",
-                             code="edge_unreachable", retry_after=1) from exc
+        return await call_edge(self.client, f"{self.url}/{action}", self.secret, payload,
+                               timeout)

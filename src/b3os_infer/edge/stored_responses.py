@@ -4,7 +4,7 @@
 ``KeyResponses`` is the store a request's routes see (``http/stored_responses.py``),
 limited to its key. On a node behind an edge, ``RemoteResponses`` asks that edge, which
 answers at ``<callback url>/response.get|put|delete`` for the key of the forwarded
-request (``answer``).
+request (``answer``), on the node's one client to its edges (``NodeGuard``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine, delete, select
 
-from ..errors import Overloaded
 from ..http.stored_responses import (
     ResponseStore,
     StoredResponse,
@@ -24,7 +23,7 @@ from ..http.stored_responses import (
     stored_to_wire,
 )
 from .db import stored_responses
-from .fleet import SECRET_HEADER, error_from_wire
+from .fleet import SETTLE_TIMEOUT, call_edge, error_from_wire
 from .keys import utc_now
 
 ACTIONS = ("response.get", "response.put", "response.delete")
@@ -92,9 +91,10 @@ async def answer(store: ResponseStore, action: str, data: dict[str, Any]
 class RemoteResponses:
     """The store of the edge that forwarded this request, over its callback URL."""
 
-    def __init__(self, url: str, secret: str) -> None:
+    def __init__(self, url: str, secret: str, client: httpx.AsyncClient) -> None:
         self.url = url
         self.secret = secret
+        self.client = client
 
     async def put(self, stored: StoredResponse) -> None:
         await self._post("response.put", {"stored": stored_to_wire(stored)})
@@ -107,13 +107,8 @@ class RemoteResponses:
         return bool((await self._post("response.delete", {"id": response_id}))["deleted"])
 
     async def _post(self, action: str, payload: dict[str, Any]) -> dict[str, Any]:
-        try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(10)) as client:
-                response = await client.post(f"{self.url}/{action}", json=payload,
-                                             headers={SECRET_HEADER: self.secret})
-        except httpx.HTTPError as exc:
-            raise Overloaded(f"the edge that forwarded this request cannot be reached: "
-                             f"{exc}", code="edge_unreachable", retry_after=1) from exc
+        response = await call_edge(self.client, f"{self.url}/{action}", self.secret,
+                                   payload, SETTLE_TIMEOUT)
         if response.status_code != 200:
             raise error_from_wire(response.json())
         data: dict[str, Any] = response.json()

@@ -6,9 +6,14 @@ kind it serves, and a model of the other kind is a clear 400, not a 404.
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
+from typing import TypeVar
+
 from ..errors import InvalidRequest, model_not_available
 from .chat import ChatModel
 from .embedding import EmbeddingModel
+
+M = TypeVar("M")
 
 
 class ModelRegistry:
@@ -24,24 +29,13 @@ class ModelRegistry:
 
     def get(self, model_id: str) -> ChatModel:
         """A chat model (every route but ``/embeddings`` generates text)."""
-        model = self._models.get(model_id)
-        if model is None:
-            if model_id in self._embeddings:
-                raise InvalidRequest(f"{model_id} is an embedding model: it serves POST "
-                                     "/v1/infer/embeddings only", param="model",
-                                     code="wrong_model_kind")
-            raise model_not_available(model_id)
-        return model
+        return _served(self._models, model_id, self._embeddings,
+                       "is an embedding model: it serves POST /v1/infer/embeddings only")
 
     def get_embedding(self, model_id: str) -> EmbeddingModel:
-        model = self._embeddings.get(model_id)
-        if model is None:
-            if model_id in self._models:
-                raise InvalidRequest(f"{model_id} is a chat model; embeddings need a model "
-                                     "listed with b3os.kind \"embedding\"", param="model",
-                                     code="wrong_model_kind")
-            raise model_not_available(model_id)
-        return model
+        return _served(self._embeddings, model_id, self._models,
+                       "is a chat model; embeddings need a model listed with b3os.kind "
+                       "\"embedding\"")
 
     def all(self) -> list[ChatModel]:
         """The chat models."""
@@ -70,3 +64,16 @@ class ModelRegistry:
             await model.engine.close()
         for embedding in self._embeddings.values():
             await embedding.engine.close()
+
+
+def _served(models: Mapping[str, M], model_id: str, other_kind: Container[str],
+            what_it_is: str) -> M:
+    """``model_id`` of this kind; a model of the other kind is a 400 that says what it is,
+    any other name a 404."""
+    model = models.get(model_id)
+    if model is not None:
+        return model
+    if model_id in other_kind:
+        raise InvalidRequest(f"{model_id} {what_it_is}", param="model",
+                             code="wrong_model_kind")
+    raise model_not_available(model_id)

@@ -19,7 +19,8 @@ from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body
 from ..node.chat import ChatModel
 from ..node.choices import final_usage, fold_choices, merged, seeded
-from ..node.embedding import EmbeddingModel
+from ..node.embedding import EmbeddingCard, EmbeddingModel
+from ..node.models import ModelCard
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from .completions import completions
@@ -66,37 +67,30 @@ async def chat_completions(request: Request) -> Response:
     return EventStream(frames)
 
 
+def _entry(card: ModelCard | EmbeddingCard, details: dict[str, Any]) -> dict[str, Any]:
+    """A model in OpenAI's list shape; ``b3os``: its kind and name, then ``details``."""
+    return {"id": card.id, "object": "model", "created": card.created,
+            "owned_by": card.owned_by,
+            "b3os": {"kind": card.kind, "display_name": card.display_name, **details}}
+
+
 def model_entry(model: ChatModel) -> dict[str, Any]:
     card = model.card
-    return {
-        "id": card.id,
-        "object": "model",
-        "created": card.created,
-        "owned_by": card.owned_by,
-        "b3os": {
-            "kind": card.kind,
-            "display_name": card.display_name,
-            "context_window": card.context_window,
-            "trained_context_window": card.trained_context_window,
-            "rope_scaling": "yarn" if card.trained_context_window and
-            card.context_window > card.trained_context_window else None,
-            "profile": card.profile,
-            "max_output_tokens": card.max_output_tokens,
-            "capabilities": card.capabilities.as_dict(),
-        },
-    }
+    return _entry(card, {
+        "context_window": card.context_window,
+        "trained_context_window": card.trained_context_window,
+        "rope_scaling": "yarn" if card.trained_context_window and
+        card.context_window > card.trained_context_window else None,
+        "profile": card.profile,
+        "max_output_tokens": card.max_output_tokens,
+        "capabilities": card.capabilities.as_dict(),
+    })
 
 
 def embedding_entry(model: EmbeddingModel) -> dict[str, Any]:
     card = model.card
-    return {
-        "id": card.id,
-        "object": "model",
-        "created": card.created,
-        "owned_by": card.owned_by,
-        "b3os": {"kind": card.kind, "display_name": card.display_name,
-                 "dimensions": card.dimensions, "max_input_tokens": card.max_input_tokens},
-    }
+    return _entry(card, {"dimensions": card.dimensions,
+                         "max_input_tokens": card.max_input_tokens})
 
 
 def _entries(registry: ModelRegistry) -> dict[str, dict[str, Any]]:
