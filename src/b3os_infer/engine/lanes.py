@@ -18,6 +18,7 @@ import llama_cpp as ll
 
 from .kv_cache import LanePlan
 from .prefix import common_prefix
+from .seq_state import restream
 
 # a reply is given at least this much room (or its max_tokens, if less) when a lane is chosen
 ANSWER_ROOM = 1024
@@ -106,11 +107,12 @@ class Lane:
         del buffer   # the bytearray may be handed on only once no ctypes view holds it
         return state if written == size else None
 
-    def restore(self, slot: Slot, state: bytearray, tokens: list[int]) -> bool:
-        """Put a saved state into the (free) slot; False, and the slot empty, if it does
-        not fit or llama.cpp refuses it."""
+    def restore(self, slot: Slot, saved: bytearray, tokens: list[int]) -> bool:
+        """Put a saved state (of this lane or another) into the free slot; False, and the
+        slot empty, if it does not fit or llama.cpp refuses it."""
         self.forget(slot)
-        if len(tokens) > self.window:
+        state = restream(saved, len(self.slots))
+        if state is None or len(tokens) > self.window:
             return False
         buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)
         loaded = ll.llama_state_seq_set_data(self.ctx, buffer, len(state), slot.index)

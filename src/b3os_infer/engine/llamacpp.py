@@ -523,6 +523,8 @@ class LlamaCppEngine:
                          key=lambda s: s.last_used)
             state = lane.state_of(source)
             if state is None or not target_lane.restore(target, state, list(source.tokens)):
+                log.warning("a reply could not move from lane %d to lane %d; it ends at its "
+                            "lane's window", lane.number, target_lane.number)
                 sequence.moving = False
                 self._finish(sequence, "length")
                 continue
