@@ -206,8 +206,8 @@ class LlamaCppEngine:
     def _new_context(self, lane: LanePlan, trained: int) -> Any:
         """One KV stream per slot of the lane, each holding the lane's window.
 
-        Separate streams keep each sequence's attention to its own cells: its logits do not
-        depend on what else runs, and it measured faster here than one unified pool.
+        Separate streams keep each sequence's attention to its own cells, laid out by its
+        own history, and measured faster here than one unified pool.
         """
         params = ll.llama_context_default_params()
         params.n_ctx = lane.window * lane.slots
