@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, select, update
 
+from ..edge.db import create_schema
 from .tables import batches, files, items, metadata
 
 ACTIVE = ("in_progress", "canceling")
@@ -99,7 +100,7 @@ def _batch(row: Sequence[Any]) -> BatchRow:
 class BatchDatabase:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        metadata.create_all(engine)
+        create_schema(metadata, engine)
 
     # ---- files ---------------------------------------------------------------------
 

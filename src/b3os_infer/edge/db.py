@@ -8,6 +8,7 @@ SQLite under ``$B3OS_INFER_HOME`` by default; any SQLAlchemy URL (Postgres for a
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from sqlalchemy import (
     inspect,
     text,
 )
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 DATABASE_ENV = "B3OS_INFER_DATABASE_URL"
 
@@ -83,9 +85,23 @@ def open_database(url: str) -> Engine:
     engine = create_engine(url, pool_pre_ping=True)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
-    metadata.create_all(engine)
+    create_schema(metadata, engine)
     _add_missing_columns(engine)
     return engine
+
+
+def create_schema(tables: MetaData, engine: Engine, attempts: int = 5) -> None:
+    """Create the missing tables. Processes that open one database at the same moment
+    (two edges started together) race between "is it there" and "create it": the one
+    that loses sees "already exists" and looks again."""
+    for attempt in range(attempts):
+        try:
+            tables.create_all(engine)
+            return
+        except (OperationalError, ProgrammingError, IntegrityError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

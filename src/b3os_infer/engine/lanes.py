@@ -3,9 +3,9 @@
 A lane is one llama.cpp context on the shared weights, with a fixed number of slots; each
 slot is a sequence id with a KV stream of its own (``kv_unified = False``), so a
 sequence's attention only ever reads its own cells, laid out by its own history (f16's
-kernels still differ between one decoding sequence and several: docs/engine.md). A free slot keeps the tokens it last computed: that is the prefix
-cache (engine/kv_cache.py says how a memory budget becomes lanes). Only the scheduler
-thread touches these.
+kernels still differ between one decoding sequence and several: docs/engine.md). A free
+slot keeps the tokens it last computed: that is the prefix cache (engine/kv_cache.py says
+how a memory budget becomes lanes). Only the scheduler thread touches these.
 """
 
 from __future__ import annotations
