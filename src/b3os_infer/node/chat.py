@@ -106,6 +106,11 @@ class ChatModel:
         if request.thinking is None:
             return text, False
         if not self.profile.native_reasoning:
+            if request.thinking.adaptive:
+                # the model decides whether to reason, and one not trained to reason does
+                # not: no <think> scaffold, which such a model rarely closes, so its answer
+                # (and any tool call in it) stays out of a reasoning block
+                return text, False
             text += THINK_OPEN
         return text, True
 
