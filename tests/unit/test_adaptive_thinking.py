@@ -1,5 +1,5 @@
-"""Adaptive thinking on a model that renders tools but was not trained to reason
-(Qwen2.5-Coder's template): the model decides, and such a model answers directly.
+"""Adaptive thinking on a model whose template renders tools but knows no reasoning
+(Qwen2.5-Coder's): the model decides, and such a model answers directly.
 
 Measured live (docs/agents.md): Claude Code sends ``thinking: {"type": "adaptive"}`` on
 every request; with the ``<think>`` scaffold opened after the generation prompt, the
@@ -38,11 +38,18 @@ READ = Tool("Read", "Read a file", {"type": "object", "properties": {
     "file_path": {"type": "string"}}, "required": ["file_path"]})
 
 
-def model() -> ChatModel:
-    profile = detect_profile(CODER)
+# a template that knows neither tools nor reasoning (SmolLM2's kind)
+PLAIN = """{%- for message in messages %}<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"""
+
+
+def model(source: str = CODER) -> ChatModel:
+    profile = detect_profile(source)
     card = ModelCard(id="coder", display_name="coder", kind="chat", context_window=4096,
                      max_output_tokens=1024, profile=profile.name)
-    return ChatModel(card=card, engine=None, template=ChatTemplate(CODER),  # type: ignore[arg-type]
+    return ChatModel(card=card, engine=None, template=ChatTemplate(source),  # type: ignore[arg-type]
                      profile=profile, signer=Signer(b"s"))
 
 
@@ -66,6 +73,13 @@ def test_adaptive_thinking_opens_no_reasoning_section():
 
 def test_thinking_with_a_budget_still_gets_the_reasoning_scaffold():
     text, opens_thinking = model().render(request(Thinking(2048)))
+    assert opens_thinking and text.endswith("<|im_start|>assistant\n<think>\n")
+
+
+def test_a_template_that_knows_neither_keeps_the_scaffold_for_adaptive_thinking():
+    assert not detect_profile(PLAIN).native_tools
+    text, opens_thinking = model(PLAIN).render(
+        request(Thinking(2048, "omitted", adaptive=True)))
     assert opens_thinking and text.endswith("<|im_start|>assistant\n<think>\n")
 
 
