@@ -80,10 +80,12 @@ class ToolChoice:
 
 @dataclass(frozen=True)
 class Thinking:
-    """Reasoning asked for: a budget in tokens, and whether its text is shown."""
+    """Reasoning asked for: a budget in tokens, whether its text is shown, and whether the
+    model may decide not to reason (Anthropic's ``adaptive``)."""
 
     budget_tokens: int
     display: Literal["summarized", "omitted"] = "summarized"
+    adaptive: bool = False
 
 
 @dataclass

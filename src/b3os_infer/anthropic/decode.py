@@ -219,7 +219,7 @@ def _thinking(params: PromptParams, max_tokens: int | None) -> Thinking | None:
     budget = EFFORT_BUDGETS[effort or "high"]
     if max_tokens is not None:
         budget = max(1, min(budget, max_tokens // 2))
-    return Thinking(budget, display)
+    return Thinking(budget, display, adaptive=True)
 
 
 def _output_schema(params: PromptParams) -> JsonObject | None:

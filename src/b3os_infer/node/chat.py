@@ -106,6 +106,14 @@ class ChatModel:
         if request.thinking is None:
             return text, False
         if not self.profile.native_reasoning:
+            if request.thinking.adaptive and self.profile.native_tools:
+                # a template that renders tools but knows no reasoning (Qwen2.5-Coder) is
+                # a model trained to answer, as text or a <tool_call>, right after the
+                # generation prompt; adaptive lets it decide, and it does not reason. A
+                # <think> scaffold there is one it rarely closes: its answer, and any call
+                # in it, would end up inside the reasoning block. (A template that knows
+                # neither, SmolLM2's, gets our scaffold for both.)
+                return text, False
             text += THINK_OPEN
         return text, True
 
