@@ -32,6 +32,7 @@ from b3os_infer.compose import load_embedding_model, scripted_model
 from b3os_infer.config import ModelConfig
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
+from b3os_infer.edge.limits import LimitsConfig
 from b3os_infer.edge.state import EdgeState
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
@@ -77,16 +78,18 @@ def _script(script: Script | Sequence[Reply] | Reply) -> Script:
 
 @pytest.fixture
 async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
-    """``await scripted_app(script)``: a Script, a list of Reply, or one Reply."""
+    """``await scripted_app(script)``: a Script, a list of Reply, or one Reply; ``limits``
+    replaces the built-in per-minute limits."""
     async with AsyncExitStack() as stack:
 
         async def build(script: Script | Sequence[Reply] | Reply, *,
                         model: str = SCRIPTED_MODEL,
-                        embeddings: Sequence[ModelConfig] = ()) -> ScriptedApp:
+                        embeddings: Sequence[ModelConfig] = (),
+                        limits: LimitsConfig | None = None) -> ScriptedApp:
             database = open_database(f"sqlite:///{tmp_path / f'edge-{id(script)}.sqlite3'}")
             stack.callback(database.dispose)
             keys = KeyStore(database)
-            edge = EdgeState.for_keys(keys)
+            edge = EdgeState.for_keys(keys, limits=limits or LimitsConfig())
             stack.callback(edge.ledger.close)
             stack.push_async_callback(edge.limiter.close)
             engine = ScriptedEngine(_script(script))

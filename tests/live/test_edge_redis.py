@@ -66,6 +66,29 @@ def test_give_back_and_never_over_capacity(redis_url):
     assert full.buckets["output_tokens"].remaining == 60
 
 
+def test_give_back_of_cached_input_and_never_over_capacity(redis_url):
+    key = secrets.token_hex(4)
+
+    async def scenario():
+        limiter = RedisLimiter(redis_url)
+        try:
+            taken = await limiter.take(key, "m", LIMITS, (1, 90, 50))
+            await limiter.give_back(key, "m", LIMITS, 40, input_tokens=80)
+            after = await limiter.peek(key, "m", LIMITS)
+            await limiter.give_back(key, "m", LIMITS, 0, input_tokens=1000)
+            full = await limiter.peek(key, "m", LIMITS)
+        finally:
+            await limiter.close()
+        return taken, after, full
+
+    taken, after, full = asyncio.run(scenario())
+    assert taken.allowed and taken.snapshot.buckets["input_tokens"].remaining == 10
+    assert 90 <= after.buckets["input_tokens"].remaining <= 91
+    assert 50 <= after.buckets["output_tokens"].remaining <= 51
+    assert full.buckets["input_tokens"].remaining == 100
+    assert full.buckets["requests"].remaining <= 10
+
+
 def test_unreachable_redis_is_a_clear_overloaded_error():
     async def scenario():
         limiter = RedisLimiter("redis://127.0.0.1:1/0")

@@ -25,9 +25,10 @@ CLAUDE = Path(__file__).resolve().parents[1] / "js" / "node_modules" / ".bin" / 
 MODEL = "b3os/smollm2-135m-instruct"
 
 
-def claude(live, tmp_path: Path, *args: str, small: bool = True
-           ) -> subprocess.CompletedProcess[str]:
-    env = {
+def claude(live, tmp_path: Path, *args: str, small: bool = True,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Claude Code with the two variables set; ``env`` adds or replaces variables."""
+    base = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
         "ANTHROPIC_BASE_URL": live.base_url,
@@ -41,8 +42,9 @@ def claude(live, tmp_path: Path, *args: str, small: bool = True
     # the real model gets a short request (its flags); the scripted one Claude Code's own
     shortcut = ["--system-prompt", "You are a helpful assistant. Answer briefly."] \
         if small else []
-    return subprocess.run([str(CLAUDE), *args, *shortcut, "--model", MODEL], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    return subprocess.run([str(CLAUDE), *args, *shortcut, "--model", MODEL],
+                          env={**base, **(env or {})}, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=900)
 
 
 # Claude Code's own words when a reply stops at max_tokens (a small model may ramble that
@@ -63,7 +65,8 @@ def test_claude_p_answers(live, tmp_path):
 # scripted engine: Claude Code with its default flags (its whole system prompt and every
 # tool), the model calling a tool, Claude Code running it, the result coming back. Claude
 # Code asks for thinking, so each scripted reply reasons first, as a reasoning model would.
-ScriptedServer = Callable[[list[dict[str, object]]], LiveServer]
+# ``scripted_live(replies, context_window=...)``
+ScriptedServer = Callable[..., LiveServer]
 
 
 def reply(thought: str, then: str, when: str | None = None) -> dict[str, object]:
@@ -79,13 +82,14 @@ def tool_call(name: str, arguments: dict[str, str]) -> str:
 def scripted_live(tmp_path: Path) -> Iterator[ScriptedServer]:
     processes = []
 
-    def start(replies: list[dict[str, object]]) -> LiveServer:
+    def start(replies: list[dict[str, object]], context_window: int = 400_000
+              ) -> LiveServer:
         home = tmp_path / "home"
         home.mkdir()
         # the engine reports the prefix each prompt shares with earlier ones as cached, as
         # a prefix cache that kept everything would: what Claude Code resends must be a
         # stable prefix for that to be most of each prompt
-        script = {"template": "native", "context_window": 400_000, "prefix_cache": True,
+        script = {"template": "native", "context_window": context_window, "prefix_cache": True,
                   "replies": [*replies, {"text": "OK.", "repeat": True}]}
         (tmp_path / "script.json").write_text(json.dumps(script))
         (tmp_path / "b3os.toml").write_text(f'[model]\nid = "{MODEL}"\nengine = "scripted"\n'
@@ -202,3 +206,88 @@ def test_a_sessions_second_request_and_a_second_session_are_served_from_the_cach
     # a new session in the same directory: the same system prompt and tools, another task
     second = usages(events_of(server, tmp_path, "Say hello.", "Read"))
     assert cached_share(second[0]) >= 0.9, second
+
+
+# At the window's edge. The scripted engine counts one byte as one token, so Claude Code's
+# first request (its system prompt and tools) is about 77,000 tokens here, and eight files
+# read one after the other carry a session past a window of 100,000.
+WINDOW = 100_000
+CONTINUED = "This session is being continued from a previous conversation"
+
+
+def _parts(tmp_path: Path) -> list[Path]:
+    parts = []
+    for i in range(8):
+        part = tmp_path / f"part{i}.txt"
+        lines = [f"Line {n} of part {i}: the lanterns by the harbour are lit at dusk."
+                 for n in range(80)]
+        part.write_text("\n".join([f"marker-{i}", *lines]) + "\n")
+        parts.append(part)
+    return parts
+
+
+def test_claude_code_compacts_the_session_at_the_window_and_goes_on(scripted_live, tmp_path):
+    parts = _parts(tmp_path)
+    read = [reply("Start with the first file.", tool_call("Read", {"file_path": str(parts[0])}),
+                  when="Read the files part0.txt")]
+    read += [reply(f"Part {i} is read; on to the next.",
+                   tool_call("Read", {"file_path": str(parts[i + 1])}), when=f"marker-{i}")
+             for i in range(7)]
+    server = scripted_live([
+        *read,
+        reply("The conversation so far.", "<summary>\nThe user asked to read part0.txt to "
+              "part7.txt one after the other; the parts read so far describe lanterns by the "
+              "harbour.\n</summary>", when="summary"),
+        {**reply("Nothing more to do.", "OK."), "repeat": True},
+    ], context_window=WINDOW)
+    done = claude(server, tmp_path, "-p", "Read the files part0.txt to part7.txt one after "
+                  "the other, then say what colour the lanterns are.", "--output-format",
+                  "stream-json", "--verbose", "--max-turns", "12", "--allowedTools", "Read",
+                  small=False, env={"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "4096",
+                                    "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(WINDOW)})
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    trace = done.stdout[-20_000:] + done.stderr[-5_000:]
+    system = [e for e in events if e.get("type") == "system"]
+    assert any(e.get("subtype") == "status" and e.get("status") == "compacting"
+               for e in system), trace
+    assert any(e.get("compact_result") == "success" for e in system), trace
+    boundaries = [i for i, e in enumerate(events) if e.get("subtype") == "compact_boundary"]
+    assert boundaries, trace
+    metadata = [events[i]["compact_metadata"] for i in boundaries]
+    assert all(m["trigger"] == "auto" for m in metadata), metadata
+    # at the edge of the window it was told, down to a summary and the last turns
+    first = metadata[0]
+    assert 0.9 * WINDOW <= first["pre_tokens"] <= 1.1 * WINDOW, metadata
+    assert first["post_tokens"] < 0.2 * WINDOW, metadata
+    after = events[boundaries[0] + 1:]
+    texts = [block.get("text", "") if isinstance(block, dict) else block
+             for e in after if e.get("type") == "user"
+             for block in (e["message"]["content"] if isinstance(e["message"]["content"], list)
+                           else [e["message"]["content"]])]
+    assert any(text.startswith(CONTINUED) for text in texts), trace
+    # and the session went on: the model called Read again after the boundary
+    reads = [block["input"]["file_path"] for e in after if e.get("type") == "assistant"
+             for block in e["message"]["content"]
+             if block.get("type") == "tool_use" and block["name"] == "Read"]
+    assert str(parts[-1]) in reads, trace
+    # prompts read from the prefix cache go back to the input bucket, and the prompt over
+    # the window took none: ~100,000-token requests never ran into input_tokens_per_minute
+    retries = [e for e in system if e.get("subtype") == "api_retry"]
+    assert not retries, retries
+    assert (events[-1]["type"], events[-1]["subtype"]) == ("result", "success"), trace
+
+
+def test_a_first_request_over_the_window_is_prompt_is_too_long_with_our_numbers(
+        scripted_live, tmp_path):
+    window = 16_384
+    server = scripted_live([], context_window=window)
+    done = claude(server, tmp_path, "-p", "Name one river in Oregon.", small=False,
+                  env={"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "4096"})
+    output = done.stdout + done.stderr
+    # our 400 says "prompt is too long: N tokens > 16383 maximum"; Claude Code reads both
+    found = re.search(r"Prompt is too long \S+ the request is ~(\d+) tokens \(limit (\d+)\)",
+                      output)
+    assert found, output
+    assert int(found[2]) == window - 1, output
+    assert int(found[1]) > 50_000, output   # Claude Code's whole first request
+    assert done.returncode != 0, output

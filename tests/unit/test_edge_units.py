@@ -47,6 +47,19 @@ def test_give_back_returns_unused_output_without_overflowing():
     assert snap.buckets["output_tokens"].remaining == 60
 
 
+def test_give_back_returns_input_too_without_overflowing():
+    limiter = MemoryLimiter()
+    asyncio.run(limiter.take("k", "m", LIMITS, (1, 90, 10)))
+    asyncio.run(limiter.give_back("k", "m", LIMITS, 0, input_tokens=80))
+    snap = asyncio.run(limiter.peek("k", "m", LIMITS))
+    assert 90 <= snap.buckets["input_tokens"].remaining <= 91
+    assert snap.buckets["output_tokens"].remaining == 50
+    asyncio.run(limiter.give_back("k", "m", LIMITS, 10, input_tokens=500))
+    snap = asyncio.run(limiter.peek("k", "m", LIMITS))
+    assert snap.buckets["input_tokens"].remaining == 100
+    assert snap.buckets["output_tokens"].remaining == 60
+
+
 def test_headers_in_each_apis_style():
     snap = asyncio.run(MemoryLimiter().take("k", "m", LIMITS, (1, 50, 6))).snapshot
     anthropic = anthropic_headers(snap)
@@ -170,6 +183,52 @@ def test_admission_raises_and_settle_refunds(tmp_path):
 
     snap = asyncio.run(scenario())
     assert snap.buckets["output_tokens"].remaining <= 100 - 5 - 80 + 2
+
+
+def test_settle_gives_back_the_prompt_tokens_read_from_cache(tmp_path):
+    # 6,000 input tokens a minute: 100 a second of refill, far below what is given back
+    limits = LimitsConfig({"input_tokens_per_minute": 6000})
+    edge, key = _accounting(tmp_path, limits)
+    model_limits = limits.for_model("m")
+
+    async def scenario():
+        levels = {}
+        for model, cached in (("none", 0), ("cached", 4500), ("over", 9999)):
+            accounting = EdgeAccounting(edge, key)
+            await accounting.admit(model, 5000, 10)
+            await accounting.settle(model, Usage(input_tokens=5000 - min(cached, 5000),
+                                                 output_tokens=10, cached_tokens=cached))
+        for model in ("none", "cached", "over"):
+            snap = await edge.limiter.peek(key.id, model, model_limits)
+            levels[model] = snap.buckets["input_tokens"].remaining
+        return levels
+
+    levels = asyncio.run(scenario())
+    assert 1000 <= levels["none"] <= 1010
+    assert levels["cached"] - levels["none"] in (4499, 4500, 4501)
+    # never more than the admission took, never above the bucket's capacity
+    assert levels["over"] == 6000
+
+
+def test_mostly_cached_requests_keep_being_admitted(tmp_path):
+    limits = LimitsConfig({"input_tokens_per_minute": 60_000})
+    edge, key = _accounting(tmp_path, limits)
+
+    async def requests(model: str, cached: int) -> int:
+        admitted = 0
+        for _ in range(20):
+            accounting = EdgeAccounting(edge, key)
+            try:
+                await accounting.admit(model, 20_000, 10)
+            except RateLimited:
+                break
+            admitted += 1
+            await accounting.settle(model, Usage(input_tokens=20_000 - cached,
+                                                 output_tokens=10, cached_tokens=cached))
+        return admitted
+
+    assert asyncio.run(requests("uncached", 0)) == 3
+    assert asyncio.run(requests("cached", 19_800)) == 20
 
 
 def test_queue_lets_one_wait_and_admits_it_when_a_slot_frees(tmp_path):

@@ -49,6 +49,7 @@ async def create_message(request: Request) -> Response:
     model = _registry(request).get(chat.model)
     _check_max_tokens(model, chat)
     prompt = model.prompt(chat)
+    model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     events = admission.watch(model.stream(chat, prompt))
     message_id = ids.message_id()

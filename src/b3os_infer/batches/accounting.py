@@ -5,7 +5,8 @@ A batch request takes from the same per-minute limits as the key's interactive r
 batch never spends the budget that the key's interactive requests run on. When its bucket
 is empty a batch request waits for it to refill instead of failing; one that can never
 fit (more input or ``max_tokens`` than a minute's limit) fails as the interactive route
-would. Batch requests take no slot in the edge's interactive queue: the gate schedules them.
+would. Its settle gives back what the interactive one does (unused output, cached input).
+Batch requests take no slot in the edge's interactive queue: the gate schedules them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from ..core import Usage
-from ..edge.accounting import model_not_allowed
+from ..edge.accounting import model_not_allowed, refunds
 from ..edge.keys import KeyRecord
 from ..edge.limits import ModelLimits
 from ..edge.state import EdgeState
@@ -74,7 +75,8 @@ class BatchAccounting:
             return
         self._admitted = False
         self.usage = usage
-        unused = self._reserved - (usage.output_tokens if usage else 0)
-        if unused > 0:
+        unused, cached = refunds(self._reserved, self.input_tokens, usage)
+        if unused > 0 or cached > 0:
             await self.edge.limiter.give_back(self.key.id, batch_bucket(model_id),
-                                              self.edge.limits.for_model(model_id), unused)
+                                              self.edge.limits.for_model(model_id), unused,
+                                              input_tokens=cached)

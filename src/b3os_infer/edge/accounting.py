@@ -2,7 +2,10 @@
 
 ``admit`` waits for a slot in the model's queue (or raises Overloaded), then takes from
 the key's buckets for the model (or raises RateLimited with the wait). ``settle`` gives
-back the output tokens that were reserved but not produced and frees the slot.
+back the output tokens that were reserved but not produced, and the prompt tokens that were
+read from the prefix cache (``Usage.cached_tokens``: Anthropic counts only uncached input
+towards input tokens per minute; how many are cached is known only once the engine ran),
+and frees the slot.
 """
 
 from __future__ import annotations
@@ -20,6 +23,15 @@ from .state import EdgeState
 def model_not_allowed(model_id: str) -> PermissionDenied:
     return PermissionDenied(f"this key may not use {model_id}", code="model_not_allowed",
                             param="model")
+
+
+def refunds(reserved_output: int, taken_input: int, usage: Usage | None) -> tuple[int, int]:
+    """What goes back at settle: the output reserved but not produced, and the prompt
+    tokens read from cache (never more than the input taken at admission)."""
+    if usage is None:
+        return max(0, reserved_output), 0
+    return (max(0, reserved_output - usage.output_tokens),
+            max(0, min(usage.cached_tokens, taken_input)))
 
 
 def _never_fits(limits: ModelLimits, input_tokens: int, max_tokens: int) -> RateLimited | None:
@@ -93,10 +105,11 @@ class EdgeAccounting:
         if not self.admitted:
             return
         self.edge.queues.get(model_id).leave()
-        unused = self._reserved_output - (usage.output_tokens if usage else 0)
-        if unused > 0:
+        unused, cached = refunds(self._reserved_output, self.input_tokens, usage)
+        if unused > 0 or cached > 0:
             limits = self.edge.limits.for_model(model_id)
-            await self.edge.limiter.give_back(self.key.id, model_id, limits, unused)
+            await self.edge.limiter.give_back(self.key.id, model_id, limits, unused,
+                                              input_tokens=cached)
 
     async def reset(self) -> None:
         """Undo an admission before the request is tried again elsewhere (failover): the

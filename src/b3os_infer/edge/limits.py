@@ -2,7 +2,9 @@
 
 Each bucket holds up to its per-minute limit and refills continuously at limit/60 per
 second. A request takes 1 request, its counted input tokens and its ``max_tokens`` of
-output; when it ends, the output it did not produce is given back. ``MemoryLimiter``
+output; when it ends, the output it did not produce is given back, and so are the prompt
+tokens read from the prefix cache (Anthropic counts only uncached input towards its
+input-tokens-per-minute limit). ``MemoryLimiter``
 keeps the buckets in this process; ``redis_limits.RedisLimiter`` keeps them in Redis for
 several edge replicas, with the same arithmetic in one Lua script.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 BUCKETS = ("requests", "input_tokens", "output_tokens")
-OUTPUT = 2
+INPUT, OUTPUT = 1, 2
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,9 @@ class Limiter(Protocol):
                    amounts: tuple[int, int, int]) -> Decision: ...
 
     async def give_back(self, key_id: str, model_id: str, limits: ModelLimits,
-                        output_tokens: int) -> None: ...
+                        output_tokens: int, input_tokens: int = 0) -> None:
+        """Return tokens taken at admission, each bucket at most to its capacity."""
+        ...
 
     async def peek(self, key_id: str, model_id: str, limits: ModelLimits) -> Snapshot: ...
 
@@ -118,12 +122,13 @@ class MemoryLimiter:
         return Decision(wait <= 0, max(0.0, wait), snapshot(now, levels, caps))
 
     async def give_back(self, key_id: str, model_id: str, limits: ModelLimits,
-                        output_tokens: int) -> None:
+                        output_tokens: int, input_tokens: int = 0) -> None:
         caps, now = limits.capacities, time.time()
         async with self._lock:
-            level = self._levels_now(key_id, model_id, caps, now)[OUTPUT]
-            self._levels[(key_id, model_id, OUTPUT)] = (
-                min(float(caps[OUTPUT]), level + output_tokens), now)
+            levels = self._levels_now(key_id, model_id, caps, now)
+            for i, amount in ((INPUT, input_tokens), (OUTPUT, output_tokens)):
+                self._levels[(key_id, model_id, i)] = (
+                    min(float(caps[i]), levels[i] + amount), now)
 
     async def peek(self, key_id: str, model_id: str, limits: ModelLimits) -> Snapshot:
         caps, now = limits.capacities, time.time()

@@ -88,8 +88,8 @@ class RedisLimiter:
         return Decision(allowed, wait, snap)
 
     async def give_back(self, key_id: str, model_id: str, limits: ModelLimits,
-                        output_tokens: int) -> None:
-        await self._run("give", key_id, model_id, limits, (0, 0, output_tokens))
+                        output_tokens: int, input_tokens: int = 0) -> None:
+        await self._run("give", key_id, model_id, limits, (0, input_tokens, output_tokens))
 
     async def peek(self, key_id: str, model_id: str, limits: ModelLimits) -> Snapshot:
         return (await self._run("peek", key_id, model_id, limits, (0, 0, 0)))[2]

@@ -48,6 +48,7 @@ async def chat_completions(request: Request) -> Response:
     model = _registry(request).get(chat.model)
     chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
     prompt = model.prompt(chat)
+    model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens),
                             chat.max_tokens * options.n)
     streams = [model.stream(replace(chat, sampling=seeded(chat.sampling, i)), prompt)
