@@ -169,11 +169,12 @@ def test_a_running_sequence_shares_its_prefix_with_a_new_one(model):
     forget_slots_holding(model, request("Which line is first?").prompt)
     model_free = asyncio.run(anext_token(model, request("Which line is first?")))
     copied = next(e for e in events if isinstance(e, TokenEvent))
-    assert {t for t, _ in copied.top[:3]} == {t for t, _ in model_free.top[:3]}
-    for (token, logprob), (_, alone) in zip(copied.top[:3], sorted(
-            model_free.top[:3], key=lambda item: [t for t, _ in copied.top].index(item[0])),
-            strict=True):
-        assert abs(logprob - alone) < 0.05, (token, logprob, alone)
+    # the copy's three likeliest tokens are among the five of the computed prefix, with
+    # the same log-probabilities to within rounding (a near tie may swap neighbours)
+    computed = dict(model_free.top)
+    for token, logprob in copied.top[:3]:
+        assert token in computed, (token, copied.top, model_free.top)
+        assert abs(logprob - computed[token]) < 0.05, (token, logprob, computed[token])
 
 
 def forget_slots_holding(model, tokens: list[int]) -> None:
@@ -226,8 +227,11 @@ def test_the_same_prompt_again_samples_from_the_logits_it_left(model):
         done = run[-1]
         assert isinstance(done, GenerationDone)
         assert done.cached_tokens == len(request.prompt) - 1 and done.generated_tokens == 1
-    # the row is still there for a fourth (in the lane the prompt went to)
-    assert sum(len(lane.live_logits) for lane in model.engine._lanes) == 1
+    # the row is still there for a fourth, in the lane the prompt went to (another lane's
+    # rows are its own context's, valid until that lane decodes again)
+    [(lane, slot)] = [(lane, slot) for lane in model.engine._lanes for slot in lane.slots
+                      if slot.tokens == request.prompt]
+    assert list(lane.live_logits) == [slot.index]
 
 
 def test_a_grammar_that_cannot_be_built_is_refused_at_once_on_an_idle_engine(model):
