@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ from b3os_infer.compose import load_gguf_model
 from b3os_infer.config import EngineConfig, ModelConfig
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
+from b3os_infer.engine.disk_cache import MAGIC, _read_header
 from b3os_infer.node.chat import ChatModel
 
 # long enough to take several 512-token prefill steps
@@ -176,3 +180,46 @@ def test_a_truncated_prefix_file_is_deleted_and_the_prompt_computed_again(tmp_pa
     assert stats["disk_files"] == 1, "its header is whole: it is listed until it is read"
     assert again is not None and again.cached_tokens == 0
     assert path.stat().st_size == whole, "deleted, then written again whole"
+
+
+def test_a_whole_file_that_llama_cpp_refuses_is_deleted_and_the_prompt_computed_again(
+        tmp_path):
+    """A file whose header and checksum are right but whose state llama.cpp does not take
+    (its magic number changed, the CRC made to match), tried for a slot that already held
+    the prompt's first tokens: the failed load emptied the slot, so the prompt is computed
+    from the start and the reply is the one a fresh engine gives."""
+    def long_prompt(chat: ChatModel) -> list[int]:
+        return prompt(chat, "Which clause mentions night 6?", system=DOCUMENT[:3000])
+
+    async def replies(*prompts_of) -> list[tuple[str, Admitted | None]]:
+        chat = load(tmp_path, parallel=1)   # one slot: every request lands in it
+        await chat.engine.start()
+        try:
+            out = []
+            for prompt_of in prompts_of:
+                text, admitted, _ = await collect(chat.engine, greedy(prompt_of(chat), 8))
+                out.append((text, admitted))
+            return out
+        finally:
+            await chat.engine.close()
+
+    [(fresh, _)] = asyncio.run(replies(long_prompt))
+    [path] = tmp_path.glob("*/*.kv")
+    header, tokens, offset = _read_header(path)
+    data = path.read_bytes()
+    state = b"\0\0\0\0" + data[offset + 4:]   # llama.cpp's magic at the start, gone
+    forged = {**header, "crc32": zlib.crc32(state)}
+    raw = json.dumps(forged).encode()
+    path.write_bytes(MAGIC + struct.pack("<I", len(raw)) + raw
+                     + struct.pack(f"<{len(tokens)}i", *tokens) + state)
+
+    def short_prompt(chat: ChatModel) -> list[int]:
+        # shares the template's start and the document's first words with the long one:
+        # too little to load a file for, so the slot holds them when the long one comes
+        return prompt(chat, "Which clause?", system=DOCUMENT[:300])
+
+    _, (again, admitted) = asyncio.run(replies(short_prompt, long_prompt))
+    assert admitted is not None and admitted.cached_tokens == 0
+    assert again == fresh
+    [rewritten] = tmp_path.glob("*/*.kv")   # deleted, then saved again from the new run
+    assert _read_header(rewritten)[0]["crc32"] != forged["crc32"]

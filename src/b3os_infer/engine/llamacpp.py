@@ -408,7 +408,7 @@ class LlamaCppEngine:
             if seat.source is not None:
                 self._copy_slot(lane, seat.source, seat.slot)
             else:
-                shared = max(shared, self._load_saved(lane, seat.slot, prompt, shared))
+                shared = self._load_saved(lane, seat.slot, prompt, shared)
             row = self._seat(candidate, seat.slot, shared)
             self._active.append(candidate)
             if row is not None:  # its whole prompt is in KV, its next logits still here
@@ -426,19 +426,21 @@ class LlamaCppEngine:
         lane.live_logits.pop(target.index, None)
 
     def _load_saved(self, lane: Lane, slot: Slot, prompt: list[int], shared: int) -> int:
-        """A saved prefix covering more of the prompt than the slot does, loaded into it:
-        how much of the prompt the slot then holds (0: nothing was loaded)."""
+        """A saved prefix covering more of the prompt than the slot's ``shared`` tokens,
+        loaded into it: how much of the prompt the slot holds afterwards (``shared`` when
+        nothing was tried; 0 when a refused state left the slot empty)."""
         if self._disk is None:
-            return 0
+            return shared
         saved, covered = self._disk.longest(prompt)
         if saved is None or covered < shared + self.settings.disk_min_gain:
-            return 0
+            return shared
         started = time.perf_counter()
         state = self._disk.read(saved)
-        if state is None or not lane.restore(slot, state, list(saved.tokens)):
-            if state is not None:
-                log.warning("prefix cache: llama.cpp refused a saved state; deleting it")
-                self._disk.forget(saved)
+        if state is None:   # a bad file, deleted: the slot is as it was
+            return shared
+        if not lane.restore(slot, state, list(saved.tokens)):
+            log.warning("prefix cache: llama.cpp refused a saved state; deleting it")
+            self._disk.forget(saved)
             return 0
         log.info("prefix cache: loaded %d tokens from disk in %.2f s", len(saved.tokens),
                  time.perf_counter() - started)
