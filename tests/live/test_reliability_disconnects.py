@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import Counter
 from collections.abc import Awaitable
 
@@ -65,8 +66,17 @@ async def streamed(client: httpx.AsyncClient, path: str, word: str,
     return outcome
 
 
-def _statuses(server: ScriptedServer, since: int) -> Counter[int]:
-    return Counter(status for _, status, _ in server.ledger()[since:])
+def _statuses(server: ScriptedServer, since: int, rows: int | None = None,
+              within: float = 15) -> Counter[int]:
+    """The statuses of the ledger rows written since row ``since``; with ``rows``, waits
+    (up to ``within`` s) until that many are there: the ledger is written off the event
+    loop, a moment after the requests have ended."""
+    deadline = time.monotonic() + within
+    while True:
+        found = server.ledger()[since:]
+        if rows is None or len(found) >= rows or time.monotonic() > deadline:
+            return Counter(status for _, status, _ in found)
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("word", ["PREFILL", "SLOW"])
@@ -85,7 +95,7 @@ def test_forty_streaming_clients_that_give_up_after_0_8_s_free_queue_and_engine(
     assert outcomes[CUT] + outcomes[CUT_STREAMING] == 40   # nobody got to the reply's end
     assert server.wait_idle() == {"active": 0, "waiting": 0, "queue_running": 0,
                                   "queue_waiting": 0}
-    assert _statuses(server, before) == {499: 40}
+    assert _statuses(server, before, rows=40) == {499: 40}
 
 
 def test_a_storm_of_1040_streams_cut_at_random_points_leaves_nothing_behind(server):
