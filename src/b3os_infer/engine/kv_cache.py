@@ -72,14 +72,11 @@ def plan_lanes(window: int, parallel: int, long_slots: int, budget_bytes: int,
                bytes_per_token: int) -> KvPlan:
     """The lanes for ``parallel`` short slots and ``long_slots`` of the whole ``window``
     within ``budget_bytes`` of KV."""
-    if parallel * window * bytes_per_token <= budget_bytes or long_slots == 0:
-        if parallel * window * bytes_per_token > budget_bytes:
-            raise KvBudgetTooSmall(_too_small(window, parallel, 0, budget_bytes,
-                                              bytes_per_token))
+    if parallel * window * bytes_per_token <= budget_bytes:
         return KvPlan((LanePlan(parallel, window),), bytes_per_token)
     rest = budget_bytes - long_slots * window * bytes_per_token
     short = rest // (parallel * bytes_per_token) // LANE_GRANULARITY * LANE_GRANULARITY
-    if short < min(MIN_SHORT_WINDOW, window):
+    if long_slots == 0 or short < min(MIN_SHORT_WINDOW, window):
         raise KvBudgetTooSmall(_too_small(window, parallel, long_slots, budget_bytes,
                                           bytes_per_token))
     return KvPlan((LanePlan(parallel, short), LanePlan(long_slots, window)), bytes_per_token)
@@ -87,9 +84,8 @@ def plan_lanes(window: int, parallel: int, long_slots: int, budget_bytes: int,
 
 def _too_small(window: int, parallel: int, long_slots: int, budget: int, per_token: int
                ) -> str:
-    need = (long_slots * window + parallel * min(MIN_SHORT_WINDOW, window)) * per_token
-    if long_slots == 0:
-        need = parallel * window * per_token
+    short = min(MIN_SHORT_WINDOW, window) if long_slots else window
+    need = (long_slots * window + parallel * short) * per_token
     return (f"kv_memory_mib = {budget / 2**20:,.0f} cannot hold {long_slots} slot(s) of the "
             f"{window:,}-token window and {parallel} shorter ones ({per_token:,} bytes of KV "
             f"per token): it needs at least {-(-need // 2**20):,} MiB; raise kv_memory_mib, "

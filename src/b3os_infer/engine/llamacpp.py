@@ -181,7 +181,7 @@ class LlamaCppEngine:
         self.plan: KvPlan = plan_lanes(
             window, settings.parallel, settings.long_slots, settings.kv_budget_bytes,
             model_shape(self._model).bytes_per_token(settings.kv_type))
-        self._lanes = [Lane(number, self._new_context(lane, trained), lane,
+        self._lanes = [Lane(number, self._new_context(lane, window, trained), lane,
                             settings.batch_tokens)
                        for number, lane in enumerate(self.plan.lanes)]
         self._disk = self._disk_cache(window, trained)
@@ -203,7 +203,7 @@ class LlamaCppEngine:
         self._outbox = _Outbox()
         self._last_text = ""
 
-    def _new_context(self, lane: LanePlan, trained: int) -> Any:
+    def _new_context(self, lane: LanePlan, window: int, trained: int) -> Any:
         """One KV stream per slot of the lane, each holding the lane's window.
 
         Separate streams keep each sequence's attention to its own cells, laid out by its
@@ -217,7 +217,6 @@ class LlamaCppEngine:
         params.n_threads = self.settings.n_threads
         params.n_threads_batch = self.settings.n_threads
         params.kv_unified = False
-        window = self.settings.context_window or trained
         if window > trained:  # stretch the rotary positions with YaRN
             params.rope_scaling_type = ll.LLAMA_ROPE_SCALING_TYPE_YARN
             params.rope_freq_scale = trained / window
