@@ -78,3 +78,17 @@ async def test_a_prompt_over_the_window_takes_nothing_from_the_input_bucket(scri
         await app.openai.chat.completions.create(
             model=app.model, max_tokens=16, messages=[{"role": "user", "content": PROMPT}])
     assert await _input_left(app) == 60_000
+
+
+async def test_a_responses_prompt_over_the_window_takes_nothing_from_the_input_bucket(
+        scripted_app):
+    # Codex reads the streamed failure (`response.failed`, context_length_exceeded); the
+    # whole call is a 400: neither spends input on a prompt the model never read
+    app = await scripted_app(Script(replies=(Reply("OK.", repeat=True),),
+                                    context_window=16_384), limits=LIMITS)
+    with pytest.raises(openai.BadRequestError, match="prompt is too long"):
+        await app.openai.responses.create(model=app.model, input=PROMPT)
+    stream = await app.openai.responses.create(model=app.model, input=PROMPT, stream=True)
+    kinds = [event.type async for event in stream]
+    assert kinds[-1] == "response.failed"
+    assert await _input_left(app) == 60_000

@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import ids
-from ..core import ChatRequest
+from ..core import ChatRequest, Usage
 from ..errors import InvalidRequest, NotFound
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
@@ -51,7 +51,8 @@ async def create_message(request: Request) -> Response:
     prompt = model.prompt(chat)
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
-    events = admission.watch(model.stream(chat, prompt))
+    so_far = Usage()
+    events = admission.watch(model.stream(chat, prompt, so_far), so_far=lambda: so_far)
     message_id = ids.message_id()
     note_response_id(message_id)
     diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))

@@ -26,7 +26,8 @@ class Accounting(Protocol):
     async def admit(self, model_id: str, input_tokens: int, max_tokens: int) -> None: ...
 
     async def settle(self, model_id: str, usage: Usage | None) -> None:
-        """``usage`` is None when the request failed or was abandoned before finishing."""
+        """``usage`` is what the request used: all of it when it finished, the part up to
+        then when it was cut short after its prompt was counted, None when nothing ran."""
         ...
 
 
@@ -35,6 +36,12 @@ T = TypeVar("T")
 
 def _finished_usage(event: object) -> Usage | None:
     return event.usage if isinstance(event, Finished) else None
+
+
+def _counted(so_far: Callable[[], Usage] | None) -> Usage | None:
+    """The usage of a reply cut short, if its prompt had been counted."""
+    usage = so_far() if so_far is not None else None
+    return usage if usage is not None and usage.input_tokens + usage.cached_tokens > 0 else None
 
 
 class Admission:
@@ -54,16 +61,18 @@ class Admission:
         await self._accounting.settle(self._model_id, usage)
 
     def watch(self, events: AsyncGenerator[T, None],
-              usage_of: Callable[[T], Usage | None] = _finished_usage
-              ) -> AsyncGenerator[T, None]:
-        """Pass a stream through, settling with its final usage, or None if it broke off
-        (the client went away, or the server's shutdown bound ended it).
+              usage_of: Callable[[T], Usage | None] = _finished_usage,
+              so_far: Callable[[], Usage] | None = None) -> AsyncGenerator[T, None]:
+        """Pass a stream through, settling with its final usage. A stream that broke off
+        (the client went away, or the server's shutdown bound ended it) settles with
+        ``so_far()``, the usage it had by then, once its prompt was counted; else None.
 
         ``usage_of`` picks the usage out of the event that ends the stream."""
-        return guarded(self._shutdown, self._settling(events, usage_of))
+        return guarded(self._shutdown, self._settling(events, usage_of, so_far))
 
     async def _settling(self, events: AsyncGenerator[T, None],
-                        usage_of: Callable[[T], Usage | None]) -> AsyncGenerator[T, None]:
+                        usage_of: Callable[[T], Usage | None],
+                        so_far: Callable[[], Usage] | None) -> AsyncGenerator[T, None]:
         usage: Usage | None = None
         try:
             async for event in events:
@@ -71,7 +80,7 @@ class Admission:
                 yield event
         finally:
             await events.aclose()
-            await self.settle(usage)
+            await self.settle(usage or _counted(so_far))
 
 
 async def admit(request: Request, model_id: str, input_tokens: int,

@@ -198,10 +198,12 @@ class ChatModel:
         return TokenLogprob(data.decode("utf-8", "replace"), data, event.logprob, top)
 
     @observed_reply("chat")
-    async def stream(self, request: ChatRequest,
-                     prompt: Prompt | None = None) -> AsyncGenerator[ChatEvent, None]:
-        """The reply as events; pass ``prompt`` when it was already counted."""
+    async def stream(self, request: ChatRequest, prompt: Prompt | None = None,
+                     so_far: Usage | None = None) -> AsyncGenerator[ChatEvent, None]:
+        """The reply as events; pass ``prompt`` when it was already counted, and ``so_far``
+        to have the usage up to now kept in it (what a reply cut short had used)."""
         prompt = prompt or self.prompt(request)
+        so_far = Usage() if so_far is None else so_far
         generation = self.generation(request, prompt)
         omitted = request.thinking is not None and request.thinking.display == "omitted"
         tools = self._tools(request)
@@ -216,7 +218,9 @@ class ChatModel:
             async for event in events:
                 if isinstance(event, Admitted):
                     cached = event.cached_tokens
-                    yield Started(_usage(prompt, cached, 0, 0))
+                    started = _usage(prompt, cached, 0, 0)
+                    so_far.input_tokens, so_far.cached_tokens = started.input_tokens, cached
+                    yield Started(started)
                     continue
                 if isinstance(event, GenerationDone):
                     cached = event.cached_tokens   # an upstream engine tells it only now
@@ -235,6 +239,7 @@ class ChatModel:
                 counted = 0 if event.token == NOT_A_TOKEN else 1
                 generated += counted
                 thought += counted if parser.in_reasoning else 0
+                so_far.output_tokens, so_far.reasoning_tokens = generated, thought
                 was_text = parser.in_text
                 replies = _stop_text(parser.feed(event.text), stops)
                 scored = self.scored(event) if request.top_logprobs is not None else None

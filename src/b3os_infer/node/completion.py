@@ -17,8 +17,10 @@ from .chat import ChatModel, prompt_usage
 
 
 @observed_reply("text_completion")
-async def stream_text(model: ChatModel, request: TextRequest
+async def stream_text(model: ChatModel, request: TextRequest, so_far: Usage | None = None
                       ) -> AsyncGenerator[ChatEvent, None]:
+    """The continuation as events; ``so_far`` keeps the usage up to now (see ``ChatModel.
+    stream``)."""
     room = model.room(request.prompt, param="prompt")
     model.check_logit_bias(request.sampling)
     generation = GenerationRequest(prompt=request.prompt,
@@ -26,6 +28,7 @@ async def stream_text(model: ChatModel, request: TextRequest
                                    sampling=request.sampling, top_logprobs=request.top_logprobs)
     stops = StopMatcher(request.stop)
     cached = generated = 0
+    so_far = Usage() if so_far is None else so_far
 
     def usage() -> Usage:
         return prompt_usage(len(request.prompt), cached, generated)
@@ -35,7 +38,9 @@ async def stream_text(model: ChatModel, request: TextRequest
         async for event in events:
             if isinstance(event, Admitted):
                 cached = event.cached_tokens
-                yield Started(usage())
+                started = usage()
+                so_far.input_tokens, so_far.cached_tokens = started.input_tokens, cached
+                yield Started(started)
             elif isinstance(event, GenerationDone):
                 tail = stops.flush()
                 if tail:
@@ -46,6 +51,7 @@ async def stream_text(model: ChatModel, request: TextRequest
                 return
             else:
                 generated += 0 if event.token == NOT_A_TOKEN else 1
+                so_far.output_tokens = generated
                 scored = model.scored(event) if request.top_logprobs is not None else None
                 if scored is not None:
                     yield scored

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import ids
+from ..core import Usage
 from ..errors import model_not_available
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
@@ -18,7 +19,7 @@ from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body
 from ..node.chat import ChatModel
-from ..node.choices import final_usage, fold_choices, merged, seeded
+from ..node.choices import final_usage, fold_choices, merged, seeded, total_usage
 from ..node.embedding import EmbeddingCard, EmbeddingModel
 from ..node.models import ModelCard
 from ..node.registry import ModelRegistry
@@ -51,9 +52,10 @@ async def chat_completions(request: Request) -> Response:
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens),
                             chat.max_tokens * options.n)
-    streams = [model.stream(replace(chat, sampling=seeded(chat.sampling, i)), prompt)
+    so_far = [Usage() for _ in range(options.n)]
+    streams = [model.stream(replace(chat, sampling=seeded(chat.sampling, i)), prompt, so_far[i])
                for i in range(options.n)]
-    events = admission.watch(merged(streams), final_usage)
+    events = admission.watch(merged(streams), final_usage, lambda: total_usage(so_far))
     completion_id, created = ids.completion_id(), int(time.time())
     note_response_id(completion_id)
     if not options.stream:

@@ -51,10 +51,13 @@ async def completions(request: Request) -> Response:
              for i, p in enumerate(legacy.prompts)]
     admission = await admit(request, legacy.model, sum(map(len, texts)),
                             max_tokens * legacy.n * len(texts))
-    streams = [stream_text(model, replace(legacy.base, prompt=tokens, max_tokens=max_tokens,
-                                          sampling=seeded(legacy.base.sampling, j)))
-               for tokens in texts for j in range(legacy.n)]
-    events = admission.watch(merged(streams, _per_prompt(legacy.n)), final_usage)
+    requests = [replace(legacy.base, prompt=tokens, max_tokens=max_tokens,
+                        sampling=seeded(legacy.base.sampling, j))
+                for tokens in texts for j in range(legacy.n)]
+    so_far = [Usage() for _ in requests]
+    streams = [stream_text(model, r, tally) for r, tally in zip(requests, so_far, strict=True)]
+    combine = _per_prompt(legacy.n)
+    events = admission.watch(merged(streams, combine), final_usage, lambda: combine(so_far))
     echoes = [_echo_text(model, p) if legacy.echo else "" for p in legacy.prompts]
     encoder = CompletionEncoder(ids.text_completion_id(), int(time.time()), legacy, echoes)
     note_response_id(encoder.completion_id)

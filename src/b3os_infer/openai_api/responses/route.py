@@ -11,14 +11,14 @@ from pydantic import BaseModel, JsonValue
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...core import ChatEvent
+from ...core import ChatEvent, ChatRequest, Usage
 from ...errors import InferError
 from ...http.accounting import admit
 from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint
 from ...http.requests import json_body
 from ...http.sse import PING_COMMENT, named_frame, with_pings
-from ...node.chat import ChatModel
+from ...node.chat import ChatModel, Prompt
 from ...observe.context import note_response_id
 from ..wire.response_create import ResponseCreateParams
 from ..wire.response_objects import InputTokenCount, ResponseStreamEvent
@@ -95,6 +95,25 @@ async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, Non
     return builder.response
 
 
+async def _generation(request: Request, model: ChatModel, chat: ChatRequest,
+                      prompt: Prompt) -> AsyncGenerator[ChatEvent, None]:
+    """The reply's events, admitted under the key's limits. A prompt past the window takes
+    nothing from them and fails as the response does (a stream's ``response.failed``, the
+    event Codex acts on)."""
+    try:
+        model.room(prompt.tokens)
+    except InferError as too_long:
+        return _refused(too_long)
+    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
+    so_far = Usage()
+    return admission.watch(model.stream(chat, prompt, so_far), so_far=lambda: so_far)
+
+
+async def _refused(error: InferError) -> AsyncGenerator[ChatEvent, None]:
+    raise error
+    yield  # pragma: no cover - makes this a generator
+
+
 @endpoint
 async def count_input_tokens(request: Request) -> Response:
     """The prompt's tokens, as the same request's ``usage.input_tokens``; free."""
@@ -115,8 +134,7 @@ async def create_response(request: Request) -> Response:
     chat, options = response_request(params, model.signer, kept.prior)
     chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
     prompt = model.prompt(chat)
-    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
-    events = admission.watch(model.stream(chat, prompt))
+    events = await _generation(request, model, chat, prompt)
     builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
                               encrypted=options.encrypted, summaries=options.summaries)
     note_response_id(builder.response.id)
