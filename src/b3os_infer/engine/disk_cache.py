@@ -23,13 +23,14 @@ import struct
 import threading
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from .prefix import common_prefix
+from .prefix import common_prefix, token_array
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,11 @@ def model_identity(path: Path) -> dict[str, Any]:
 class DiskEntry:
     path: Path
     tokens: tuple[int, ...]
+    # the same tokens, converted once: every admission compares its prompt with each entry
+    array: npt.NDArray[np.int32] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "array", token_array(self.tokens))
 
 
 class CorruptFile(Exception):
@@ -100,8 +106,9 @@ class DiskCache:
     def longest(self, prompt: Sequence[int]) -> tuple[DiskEntry | None, int]:
         best: DiskEntry | None = None
         shared = 0
+        wanted = token_array(prompt)
         for entry in self.entries():
-            count = common_prefix(entry.tokens, prompt)
+            count = common_prefix(entry.array, wanted)
             if count > shared:
                 best, shared = entry, count
         return best, shared

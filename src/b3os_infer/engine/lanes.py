@@ -17,7 +17,7 @@ from typing import Any
 import llama_cpp as ll
 
 from .kv_cache import LanePlan
-from .prefix import common_prefix
+from .prefix import Tokens, common_prefix, token_array
 from .seq_state import restream
 
 # a reply is given at least this much room (or its max_tokens, if less) when a lane is chosen
@@ -34,7 +34,7 @@ class Slot:
     last_used: float = 0.0
     lane: Lane | None = None
 
-    def common_prefix(self, prompt: list[int]) -> int:
+    def common_prefix(self, prompt: Tokens) -> int:
         return common_prefix(self.tokens, prompt)
 
 
@@ -56,9 +56,10 @@ def pick_slot(slots: list[Slot], prompt: list[int], min_copy: int) -> Seat:
     is the one worth least.
     """
     free = [slot for slot in slots if not slot.busy]
-    scored = [(slot.common_prefix(prompt), -slot.last_used, slot) for slot in free]
+    wanted = token_array(prompt)   # converted once, compared with every slot
+    scored = [(slot.common_prefix(wanted), -slot.last_used, slot) for slot in free]
     shared, _, slot = max(scored, key=lambda item: item[:2])
-    running = [(other.common_prefix(prompt), other) for other in slots if other.busy]
+    running = [(other.common_prefix(wanted), other) for other in slots if other.busy]
     if running:
         longest, source = max(running, key=lambda item: item[0])
         if longest >= shared + min_copy:
