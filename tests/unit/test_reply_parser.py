@@ -145,6 +145,51 @@ def test_json_or_fences_that_are_no_call_to_a_declared_tool_stay_text(reply, siz
     assert summary(events) == [("text", reply)] and parser.calls == 0
 
 
+# Qwen2.5-Coder 1.5B under Claude Code's prompt (measured, docs/agents.md): some invented
+# text, then the call on a line of its own, in doubled braces (Read) or as inline code (Write)
+DOUBLED = '{{"name": "Read", "arguments": {"file_path": "notes.txt"}}}'
+PREAMBLE = "<system-reminder>\n\n*Read*\n\n`notes.txt` contains the password.\n</system-reminder>"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+@pytest.mark.parametrize("call", [BARE, FENCED, DOUBLED, "  " + DOUBLED + "\n",
+                                  "`" + BARE + "`"])
+def test_a_call_on_a_line_of_its_own_after_text_is_a_call_and_the_text_stays(call, size):
+    events, parser = run(PREAMBLE + "\n\n" + call, size, thinking=False, tools=True,
+                         tool_names=READ)
+    assert summary(events) == [("text", PREAMBLE)] + CALLED and parser.calls == 1
+
+
+@pytest.mark.parametrize("size", [1, 3, 1000])
+@pytest.mark.parametrize("reply", [DOUBLED, "```json\n" + DOUBLED + "\n```", "`" + BARE + "`"])
+def test_a_doubled_brace_or_inline_code_call_at_the_start_is_a_call(reply, size):
+    events, parser = run(reply, size, thinking=False, tools=True, tool_names=READ)
+    assert summary(events) == CALLED and parser.calls == 1
+
+
+@pytest.mark.parametrize("size", [1, 2, 1000])
+def test_calls_on_consecutive_lines_are_each_a_call(size):
+    second = BARE.replace("notes.txt", "todo.txt")
+    events, parser = run("Reading both.\n" + BARE + "\n" + second, size, thinking=False,
+                         tools=True, tool_names=READ)
+    assert summary(events) == [("text", "Reading both."), *CALLED,
+                               ("call", "Read", {"file_path": "todo.txt"})]
+    assert parser.calls == 2
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 1000])
+@pytest.mark.parametrize("reply", [
+    "Lines:\n{\"answer\": 42}\n{not json}\n```python\nprint(1)\n```\n`Read` it\n\n",
+    "A set:\n{{1, 2}}\nand {\n",
+    "Say\n" + BARE.replace("Read", "Write"),       # no such tool declared
+    "Ends with a brace\n{",
+    "Inline:\n`{\"a\": 1}` and `Read`\n`",
+])
+def test_lines_that_open_no_call_to_a_declared_tool_stay_text_exactly(reply, size):
+    events, parser = run(reply, size, thinking=False, tools=True, tool_names=READ)
+    assert summary(events) == [("text", reply)] and parser.calls == 0
+
+
 def test_without_tool_names_a_bare_call_is_text():
     events, _ = run(BARE, 3, thinking=False, tools=True)
     assert summary(events) == [("text", BARE)]

@@ -1,10 +1,13 @@
 """Tool calls that small models write without the ``<tool_call>`` tag.
 
 Asked to call a tool, small models often answer with the call alone, as a bare JSON object
-(``{"name": "Read", "arguments": {...}}``) or inside a fenced block (```` ```json ... ``` ````).
-When the request declares tools, a reply that *starts* like that, naming one of them, is
-read as a call; anything else stays text. This module only decides, from the start of the
-reply, whether and where such a call begins; ``reply.py`` reads the call itself.
+(``{"name": "Read", "arguments": {...}}``), inside a fenced block (```` ```json ... ``` ````)
+or inline code (```` `{...}` ````), or with doubled braces (``{{"name": ...}}``, the
+escaping of format strings); or they write some text first and the call on a line of its
+own after it. When the request declares tools, such an object at the start of the reply or
+of a line, naming one of them, is read as a call; anything else stays text (a call inside a
+sentence too). This module only decides, from the start of a reply or line, whether and
+where a call begins; ``reply.py`` reads the call itself.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ def lead_call(text: str, final: bool, names: frozenset[str]) -> Lead | None:
         return _fenced(text, final, names)
     if "```".startswith(text) and not final:
         return None   # "", "`" or "``": maybe a fence
+    if text.startswith("`") and not text.startswith("``"):   # inline code
+        found = _bare(text[1:], final, names)
+        return found if found is None or found is NOT_A_CALL else Lead(found.start + 1, "`")
     return _bare(text, final, names)
 
 
@@ -55,10 +61,15 @@ def _fenced(text: str, final: bool, names: frozenset[str]) -> Lead | None:
     found = _bare(body, final, names)
     if found is None or found is NOT_A_CALL:
         return found
-    return Lead(fence.end() + len(inner) - len(body), "```")
+    return Lead(fence.end() + len(inner) - len(body) + found.start, "```")
 
 
 def _bare(text: str, final: bool, names: frozenset[str]) -> Lead | None:
+    if text.startswith("{{"):   # the object inside doubled braces, closed by both
+        found = _bare(text[1:], final, names)
+        return found if found is None or found is NOT_A_CALL else Lead(found.start + 1, "}}")
+    if text == "{" and not final:
+        return None   # maybe doubled
     if not text:
         return NOT_A_CALL if final else None
     if not text.startswith("{"):

@@ -108,10 +108,10 @@ class ReplyParser:
     def finish(self) -> list[ChatEvent]:
         """Flush what is held back once the model has stopped."""
         events = self.feed("")
-        while True:   # a state may hand the rest on to the next (lead -> text)
-            state = self._state
-            events += getattr(self, "_on_" + state)(final=True)
-            if self._state == state:
+        while True:   # a state may hand the rest on to the next (lead -> text), or take
+            before = (self._state, len(self._buffer))    # it a line at a time
+            events += getattr(self, "_on_" + self._state)(final=True)
+            if (self._state, len(self._buffer)) == before:
                 break
         self._buffer = ""
         return events
@@ -174,17 +174,37 @@ class ReplyParser:
             self._buffer = stripped
             self._strip_text_start = False
         start = self._buffer.find(CALL_OPEN) if self._tools else -1
+        newline = self._buffer.find("\n") if self._names else -1
+        if newline >= 0 and (start < 0 or newline < start):
+            return self._on_line_break(newline, final)
         if start >= 0:
-            text = self._buffer[:start].rstrip() if self.calls == 0 else ""
+            text = self._buffer[:start].rstrip()
             self._buffer = self._buffer[start + len(CALL_OPEN):]
             self._close = CALL_CLOSE
             self._state = "header"
-            return [TextDelta(text)] if text else []
+            return self._text(text)
         if final:
-            text = self._take(len(self._buffer))
-            return [TextDelta(text)] if text and self.calls == 0 else []
+            return self._text(self._take(len(self._buffer)))
         hold = _held(self._buffer, CALL_OPEN) if self._tools else 0
-        text = self._take(len(self._buffer) - hold)
+        return self._text(self._take(len(self._buffer) - hold))
+
+    def _on_line_break(self, newline: int, final: bool) -> list[ChatEvent]:
+        """The text up to a line break; the next line may open a call (call_forms.py),
+        and is held back until it shows whether it does."""
+        stripped = self._buffer[newline + 1:].lstrip()
+        found = lead_call(stripped, final, self._names)
+        if found is None:
+            return self._text(self._take(newline))
+        if found is NOT_A_CALL:
+            return self._text(self._take(newline + 1))
+        text = self._buffer[:newline].rstrip()
+        self._buffer = stripped[found.start:]
+        self._close = found.close
+        self._state = "header"
+        return self._text(text)
+
+    def _text(self, text: str) -> list[ChatEvent]:
+        """Reply text, as long as no call came before it (text after a call is dropped)."""
         return [TextDelta(text)] if text and self.calls == 0 else []
 
     def _on_header(self, final: bool) -> list[ChatEvent]:
