@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import llama_cpp as ll
 
 from ..core import Sampling
 from .base import GenerationRequest, Grammar
-from .constrained import ConstrainedSampler
+from .constrained import ConstrainedSampler, LazyStart, Trigger
+from .gguf import vocab_piece, vocab_tokenize
 
 
 def sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:
-    """The request's own sampler: its sampling settings, and its grammar if any."""
+    """The request's own sampler: its sampling settings, and its grammar if any (a lazy
+    one waits for its trigger in ``ConstrainedSampler``)."""
     grammar = None if request.grammar is None else grammar_sampler(vocab, request.grammar)
     n_vocab = ll.llama_vocab_n_tokens(vocab)
-    return ConstrainedSampler(_chain(request.sampling, n_vocab, request.max_tokens), grammar,
-                              n_vocab)
+    chain = _chain(request.sampling, n_vocab, request.max_tokens)
+    trigger = request.grammar.trigger if request.grammar is not None else None
+    lazy = None if trigger is None else LazyStart(
+        Trigger(trigger), lambda token: vocab_piece(vocab, token, special=True).decode(
+            "utf-8", "replace"), lambda text: vocab_tokenize(vocab, text, False))
+    return ConstrainedSampler(chain, grammar, n_vocab, lazy)
 
 
 def _chain(sampling: Sampling, n_vocab: int, window: int) -> Any:
@@ -46,20 +51,9 @@ def _chain(sampling: Sampling, n_vocab: int, window: int) -> Any:
 
 
 def grammar_sampler(vocab: Any, grammar: Grammar) -> Any:
-    text = grammar.gbnf.encode()
-    if grammar.trigger is None:
-        sampler = ll.llama_sampler_init_grammar(vocab, text, b"root")
-    else:
-        patterns = (ctypes.c_char_p * 1)(_trigger_pattern(grammar.trigger).encode())
-        no_tokens = (ll.llama_token * 1)()
-        sampler = ll.llama_sampler_init_grammar_lazy_patterns(vocab, text, b"root", patterns,
-                                                              1, no_tokens, 0)
+    """llama.cpp's grammar sampler, from the grammar's start (a lazy grammar's trigger is
+    watched by ``ConstrainedSampler``, which brings this one up to date when it shows)."""
+    sampler = ll.llama_sampler_init_grammar(vocab, grammar.gbnf.encode(), b"root")
     if not sampler:
         raise ValueError("the grammar for this request could not be built")
     return sampler
-
-
-def _trigger_pattern(trigger: str) -> str:
-    """A lazy grammar starts at the first match of the pattern's first group."""
-    escaped = "".join("\\" + c if c in "\\.^$|?*+()[]{}" else c for c in trigger)
-    return f"[\\s\\S]*?({escaped})[\\s\\S]*"
