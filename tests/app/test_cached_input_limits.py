@@ -92,3 +92,14 @@ async def test_a_responses_prompt_over_the_window_takes_nothing_from_the_input_b
     kinds = [event.type async for event in stream]
     assert kinds[-1] == "response.failed"
     assert await _input_left(app) == 60_000
+
+
+async def test_a_completions_prompt_over_the_window_is_a_400_streamed_or_not(scripted_app):
+    app = await scripted_app(Script(replies=(Reply("OK.", repeat=True),),
+                                    context_window=16_384), limits=LIMITS)
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError, match="prompt is too long") as info:
+            await app.openai.completions.create(model=app.model, prompt=PROMPT, max_tokens=16,
+                                                stream=stream)
+        assert info.value.code == "context_length_exceeded"
+    assert await _input_left(app) == 60_000

@@ -1,19 +1,19 @@
-"""Grammars from real-world tool schemas must be accepted by llama.cpp's grammar engine."""
+"""Grammars from real-world tool schemas are accepted by llama.cpp's grammar engine, and a lazy
+one applies from its trigger on."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import llama_cpp as ll
 import pytest
 
 from b3os_infer.core import Tool
-from b3os_infer.engine.gbnf import GbnfCompiler
-from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
-import llama_cpp as ll
-
 from b3os_infer.engine.constrained import ConstrainedSampler, LazyStart, Trigger
+from b3os_infer.engine.gbnf import GbnfCompiler
 from b3os_infer.engine.gguf import vocab_piece, vocab_tokenize
+from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.samplers import grammar_sampler
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
 from b3os_infer.node.models import default_model_path

@@ -36,6 +36,14 @@ def _tokens(model: ChatModel, prompt: Prompt, path: str) -> list[int]:
     return list(prompt)
 
 
+def _counted(model: ChatModel, prompt: Prompt, path: str) -> list[int]:
+    """The prompt's tokens, which must fit the window: a prompt past it is refused before
+    admission (it takes nothing from the limits), streamed or not."""
+    tokens = _tokens(model, prompt, path)
+    model.room(tokens, param=path)
+    return tokens
+
+
 def _echo_text(model: ChatModel, prompt: Prompt) -> str:
     if isinstance(prompt, str):
         return prompt
@@ -47,7 +55,7 @@ async def completions(request: Request) -> Response:
     legacy = decode_completion_request(await json_body(request))
     model = request.app.state.registry.get(legacy.model)
     max_tokens = min(legacy.base.max_tokens, model.card.max_output_tokens)
-    texts = [_tokens(model, p, "prompt" if len(legacy.prompts) == 1 else f"prompt[{i}]")
+    texts = [_counted(model, p, "prompt" if len(legacy.prompts) == 1 else f"prompt[{i}]")
              for i, p in enumerate(legacy.prompts)]
     admission = await admit(request, legacy.model, sum(map(len, texts)),
                             max_tokens * legacy.n * len(texts))
