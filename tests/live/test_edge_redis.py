@@ -45,43 +45,35 @@ def test_two_limiters_share_one_budget_atomically(redis_url):
     assert snap.buckets["input_tokens"].remaining == 90
 
 
-def test_give_back_and_never_over_capacity(redis_url):
+def _take_then_give_back_twice(redis_url, amounts, first, second):
+    """Take ``amounts`` on a fresh key, then give back ``first`` and ``second`` (output
+    tokens, input tokens), peeking after each: (the take's decision, after, after)."""
     key = secrets.token_hex(4)
 
     async def scenario():
         limiter = RedisLimiter(redis_url)
         try:
-            taken = await limiter.take(key, "m", LIMITS, (1, 10, 50))
-            await limiter.give_back(key, "m", LIMITS, 45)
+            taken = await limiter.take(key, "m", LIMITS, amounts)
+            await limiter.give_back(key, "m", LIMITS, first[0], input_tokens=first[1])
             after = await limiter.peek(key, "m", LIMITS)
-            await limiter.give_back(key, "m", LIMITS, 1000)
+            await limiter.give_back(key, "m", LIMITS, second[0], input_tokens=second[1])
             full = await limiter.peek(key, "m", LIMITS)
         finally:
             await limiter.close()
         return taken, after, full
 
-    taken, after, full = asyncio.run(scenario())
+    return asyncio.run(scenario())
+
+
+def test_give_back_and_never_over_capacity(redis_url):
+    taken, after, full = _take_then_give_back_twice(redis_url, (1, 10, 50), (45, 0), (1000, 0))
     assert taken.allowed and taken.snapshot.buckets["output_tokens"].remaining == 10
     assert 55 <= after.buckets["output_tokens"].remaining <= 56
     assert full.buckets["output_tokens"].remaining == 60
 
 
 def test_give_back_of_cached_input_and_never_over_capacity(redis_url):
-    key = secrets.token_hex(4)
-
-    async def scenario():
-        limiter = RedisLimiter(redis_url)
-        try:
-            taken = await limiter.take(key, "m", LIMITS, (1, 90, 50))
-            await limiter.give_back(key, "m", LIMITS, 40, input_tokens=80)
-            after = await limiter.peek(key, "m", LIMITS)
-            await limiter.give_back(key, "m", LIMITS, 0, input_tokens=1000)
-            full = await limiter.peek(key, "m", LIMITS)
-        finally:
-            await limiter.close()
-        return taken, after, full
-
-    taken, after, full = asyncio.run(scenario())
+    taken, after, full = _take_then_give_back_twice(redis_url, (1, 90, 50), (40, 80), (0, 1000))
     assert taken.allowed and taken.snapshot.buckets["input_tokens"].remaining == 10
     assert 90 <= after.buckets["input_tokens"].remaining <= 91
     assert 50 <= after.buckets["output_tokens"].remaining <= 51

@@ -153,15 +153,15 @@ class DiskCache:
 
     def save(self, tokens: Sequence[int], state: Any) -> None:
         """Write in the background: ``state`` is a buffer the caller no longer touches."""
-        name = hashlib.sha256(np.asarray(tokens, dtype="<i4").tobytes()).hexdigest()
-        path = self.folder / f"{name}.kv"
+        data = np.asarray(tokens, dtype="<i4").tobytes()   # the file's name and its tokens
+        path = self.folder / f"{hashlib.sha256(data).hexdigest()}.kv"
         with self._lock:   # listed at once, so the same tokens are not queued twice
             self._entries[path] = DiskEntry(path, tuple(tokens))
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="prefix-cache-writer",
                                             daemon=True)
             self._writer.start()
-        self._jobs.put((path, bytes(np.asarray(tokens, dtype="<i4").tobytes()), state))
+        self._jobs.put((path, data, state))
 
     def close(self) -> None:
         """Finish the writes queued so far."""
@@ -229,5 +229,5 @@ def _read_header(path: Path) -> tuple[dict[str, Any], tuple[int, ...], int]:
         data = source.read(4 * count)
         if len(data) != 4 * count:
             raise CorruptFile("it is truncated")
-        tokens = tuple(int(t) for t in np.frombuffer(data, dtype="<i4"))
+        tokens = tuple(np.frombuffer(data, dtype="<i4").tolist())
         return header, tokens, len(MAGIC) + _LENGTH.size + length + 4 * count

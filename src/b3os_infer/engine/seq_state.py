@@ -22,13 +22,15 @@ _PREFIX = 8   # the magic and the sequence id the state was taken from
 
 
 def restream(state: bytes | bytearray, streams: int) -> bytearray | None:
-    """The state rewritten for a context of ``streams`` KV streams; None when it is not one
-    sequence's state in one stream (nothing to move, or not this layout)."""
+    """The state rewritten for a context of ``streams`` KV streams (a bytearray state that
+    already has that many is returned as it is); None when it is not one sequence's state
+    in one stream (nothing to move, or not this layout). A state runs to hundreds of MB and
+    this runs on the scheduler thread: the cells are copied once."""
     if len(state) < _PREFIX + _U32.size or streams < 1 or _U32.unpack_from(state)[0] != MAGIC:
         return None
     (count,) = _U32.unpack_from(state, _PREFIX)
     if count == streams:
-        return bytearray(state)
+        return state if isinstance(state, bytearray) else bytearray(state)
     head = _PREFIX + _U32.size
     leading = 0
     while leading < count and state[head + 4 * leading:head + 4 * leading + 4] == _EMPTY:
@@ -40,6 +42,8 @@ def restream(state: bytes | bytearray, streams: int) -> bytearray | None:
     if end <= head + 4 * leading + 4 or any(
             state[end + 4 * i:end + 4 * i + 4] != _EMPTY for i in range(trailing)):
         return None
-    cells = state[head + 4 * leading:end]
-    return bytearray(bytes(state[:_PREFIX]) + _U32.pack(streams) + _EMPTY * (streams - 1)
-                     + bytes(cells))
+    start = head + 4 * leading   # the one stream's cell count, then its cells
+    moved = bytearray(state[:_PREFIX])
+    moved += _U32.pack(streams) + _EMPTY * (streams - 1)
+    moved += memoryview(state)[start:end]
+    return moved
