@@ -1,4 +1,5 @@
-"""The ``b3os-infer`` command: serve, node, edge, keys, usage and model packs."""
+"""The ``b3os-infer`` command: serve, node, edge, keys, usage, model packs, and the agent
+CLIs (Claude Code, Codex) started against a running server."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
 from .http.shutdown import Shutdown
+from .launch import BUILDERS, NPM_PACKAGES, LaunchError, launch
 from .node.models import ModelCard
 from .node.registry import ModelRegistry
 from .observe.metrics import Metrics
@@ -91,8 +93,8 @@ def claude_code_hint(card: ModelCard) -> str:
     """What Claude Code needs to know of a model it has never heard of (it assumes a
     1M-token window and 32,000 output tokens, and gives up on a stream after 300 s without
     an event: a long first prompt on a CPU takes longer than that to process)."""
-    return (f"Claude Code on {card.id}: with ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN "
-            "as above,\n"
+    return (f"Claude Code on {card.id}: `b3os-infer claude` sets all of this; by hand, with "
+            "ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN as above,\n"
             f"  export CLAUDE_CODE_MAX_CONTEXT_TOKENS={card.context_window}\n"
             f"  export CLAUDE_CODE_MAX_OUTPUT_TOKENS={card.max_output_tokens}\n"
             "  export CLAUDE_STREAM_IDLE_TIMEOUT_MS=1800000\n"
@@ -327,7 +329,26 @@ def parser() -> argparse.ArgumentParser:
     _models_parser(commands)
     usage = commands.add_parser("usage", help="token totals per key and model")
     usage.set_defaults(run=_usage)
+    _agents_parser(commands)
     return top
+
+
+def _agents_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Listed for --help; ``main`` hands their arguments to the agent before argparse."""
+    for agent, package in NPM_PACKAGES.items():
+        command = commands.add_parser(agent, help=f"run {package} against the server at "
+                                      "B3OS_URL (default http://127.0.0.1:8000) with the key "
+                                      "B3OS_API_KEY and the model's limits; ARGS go to it")
+        command.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+
+
+def _agent(agent: str, args: list[str]) -> int:
+    try:
+        launch(agent, args)
+    except LaunchError as exc:
+        print(f"b3os-infer {agent}: {exc}", file=sys.stderr)
+        return 2
+    return 0  # not reached: the agent replaced this process
 
 
 def _keys_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -348,6 +369,10 @@ def _keys_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given and given[0] in BUILDERS:
+        # everything after the agent's name is the agent's own, flags included
+        return _agent(given[0], given[1:])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)
     return int(args.run(args))

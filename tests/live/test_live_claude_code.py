@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,32 @@ def test_a_session_where_the_model_reads_a_file_answers_with_the_word_in_it(
     assert [(c["name"], c["input"]) for c in calls] == [("Read", {"file_path": str(notes)})]
     assert word in json.dumps(results[0]["content"])
     assert result["result"] == f"The password is {word}."
+
+
+def test_b3os_infer_claude_runs_a_read_session_with_only_the_url_and_key_set(
+        scripted_live, tmp_path):
+    word = "w" + secrets.token_hex(6)
+    notes = tmp_path / "notes.txt"
+    notes.write_text(f"The password is {word}.\n")
+    server = scripted_live([
+        reply("The file will say.", tool_call("Read", {"file_path": str(notes)}),
+              when="Read the file notes.txt"),
+        reply("It holds the password.", f"The password is {word}.", when=word),
+    ])
+    # no ANTHROPIC_* variable and no --model: the launcher finds them from the server
+    env = {"PATH": f"{CLAUDE.parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
+           "B3OS_URL": server.root, "B3OS_API_KEY": server.key,
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_AUTOUPDATER": "1"}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "b3os-infer"), "claude", "-p",
+         "Read the file notes.txt and tell me the password.", "--output-format", "json",
+         "--max-turns", "3", "--allowedTools", "Read"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert (result["subtype"], result["result"]) == ("success", f"The password is {word}.")
+    assert result["num_turns"] >= 2
 
 
 def test_a_session_where_the_model_writes_a_file_leaves_it_with_the_content(

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +127,26 @@ def test_codex_creates_a_file(scripted_live, tmp_path, work):
     assert (work / "hello.txt").read_text() == GREETING + "\n"
     assert answer == "I created hello.txt."
     assert [c.get("exit_code") for c in commands(events)] == [0]
+
+
+def test_b3os_infer_codex_reads_a_file_with_no_codex_config_at_all(scripted_live, tmp_path,
+                                                                   work):
+    (work / "notes.txt").write_text(RIVER + "\n")
+    codex_home = tmp_path / "empty-codex-home"
+    codex_home.mkdir()
+    env = {"PATH": f"{CODEX.parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
+           "CODEX_HOME": str(codex_home), "B3OS_URL": scripted_live.root,
+           "B3OS_API_KEY": scripted_live.key}
+    last = tmp_path / "last.txt"
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "b3os-infer"), "codex", "exec",
+         "--skip-git-repo-check", "--ephemeral", "--json",
+         "--dangerously-bypass-approvals-and-sandbox", "-C", str(work), "-o", str(last),
+         "Read the file notes.txt and tell me the river."],
+        env=env, cwd=work, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [("cat notes.txt" in c["command"], c.get("exit_code")) for c in commands(events)] \
+        == [(True, 0)], events
+    assert last.read_text().strip() == "The file says: " + RIVER
+    assert not list(codex_home.glob("config.toml"))
