@@ -53,9 +53,11 @@ $(STAMP): pyproject.toml
 
 install-dev: $(DEV_STAMP) ## add what the tests, gates and benchmark need: the dev extras, the JS SDKs, Claude Code, Codex and a headless Chromium
 
-$(DEV_STAMP): $(STAMP) tests/js/package.json
+$(DEV_STAMP): $(STAMP) tests/js/package.json tests/js/newest/package.json
 	$(BIN)/pip install --quiet -e '.[dev]'
 	cd tests/js && npm install --silent --no-audit --no-fund
+	# the newest Claude Code and Codex CLI (npm's `latest`, no lock) beside the pinned ones
+	cd tests/js/newest && npm install --silent --no-audit --no-fund
 	# the console's browser test: the headless Chromium inside @sparticuz/chromium, unpacked
 	cd tests/js && node chromium.mjs >/dev/null
 	touch $(DEV_STAMP)
@@ -95,4 +97,4 @@ contracts: install-dev ## import-linter: the layers of pyproject's [tool.importl
 	$(BIN)/lint-imports
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) tests/js/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) tests/js/node_modules tests/js/newest/node_modules .pytest_cache .mypy_cache .ruff_cache
