@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from support.agents import AgentCli, installs
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +81,14 @@ def scripted_live(tmp_path: Path) -> Iterator[LiveServer]:
         stop(process)
 
 
-def codex(live: LiveServer, tmp_path: Path, prompt: str) -> tuple[str, list[dict]]:
+@pytest.fixture(params=installs("codex"), ids=lambda cli: cli.id)
+def codex_cli(request: pytest.FixtureRequest) -> AgentCli:
+    """The pinned Codex CLI, then the newest from npm when it is another version."""
+    return request.param  # type: ignore[no-any-return]
+
+
+def codex(live: LiveServer, tmp_path: Path, prompt: str, program: Path = CODEX
+          ) -> tuple[str, list[dict]]:
     """``codex exec`` in a work directory; its last message and its JSON events."""
     codex_home, work = tmp_path / "codex", tmp_path / "work"
     codex_home.mkdir()
@@ -90,7 +98,7 @@ def codex(live: LiveServer, tmp_path: Path, prompt: str) -> tuple[str, list[dict
            "B3OS_API_KEY": live.key}
     last = tmp_path / "last.txt"
     done = subprocess.run(
-        [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--json",
+        [str(program), "exec", "--skip-git-repo-check", "--ephemeral", "--json",
          "--dangerously-bypass-approvals-and-sandbox", "-C", str(work), "-o", str(last),
          prompt], env=env, cwd=work, capture_output=True, text=True, timeout=300)
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
@@ -110,10 +118,10 @@ def commands(events: list[dict]) -> list[dict]:
 
 
 def test_codex_runs_a_shell_command_to_read_a_file_and_answers_from_it(
-        scripted_live, tmp_path, work):
+        scripted_live, tmp_path, work, codex_cli):
     (work / "notes.txt").write_text(RIVER + "\n")
     answer, events = codex(scripted_live, tmp_path, "Read the file notes.txt and tell me "
-                           "the river.")
+                           "the river.", codex_cli.path)
     ran = commands(events)
     assert [("cat notes.txt" in c["command"], c.get("exit_code")) for c in ran] == \
         [(True, 0)], events
@@ -121,20 +129,20 @@ def test_codex_runs_a_shell_command_to_read_a_file_and_answers_from_it(
     assert answer == "The file says: " + RIVER
 
 
-def test_codex_creates_a_file(scripted_live, tmp_path, work):
+def test_codex_creates_a_file(scripted_live, tmp_path, work, codex_cli):
     answer, events = codex(scripted_live, tmp_path, "Create the file hello.txt with a "
-                           "greeting.")
+                           "greeting.", codex_cli.path)
     assert (work / "hello.txt").read_text() == GREETING + "\n"
     assert answer == "I created hello.txt."
     assert [c.get("exit_code") for c in commands(events)] == [0]
 
 
 def test_b3os_infer_codex_reads_a_file_with_no_codex_config_at_all(scripted_live, tmp_path,
-                                                                   work):
+                                                                   work, codex_cli):
     (work / "notes.txt").write_text(RIVER + "\n")
     codex_home = tmp_path / "empty-codex-home"
     codex_home.mkdir()
-    env = {"PATH": f"{CODEX.parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
+    env = {"PATH": f"{codex_cli.path.parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
            "CODEX_HOME": str(codex_home), "B3OS_URL": scripted_live.root,
            "B3OS_API_KEY": scripted_live.key}
     last = tmp_path / "last.txt"
