@@ -170,8 +170,20 @@ def _edge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _database_keys(args: argparse.Namespace) -> KeyStore | None:
+    """The key store of the database ``--config`` names (``[edge] database_url``), else the
+    one of B3OS_INFER_DATABASE_URL or the home's SQLite file: the one the edge uses."""
+    try:
+        config = load_config(args.config) if args.config else None
+    except ConfigError as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return None
+    return key_store(Home.resolve(), config)
+
+
 def _keys(args: argparse.Namespace) -> int:
-    keys = key_store(Home.resolve())
+    if (keys := _database_keys(args)) is None:
+        return 2
     if args.keys_command == "create":
         return _create_key(keys, args)
     if args.keys_command == "list":
@@ -211,7 +223,8 @@ def _create_key(keys: KeyStore, args: argparse.Namespace) -> int:
 
 
 def _usage(args: argparse.Namespace) -> int:
-    keys = key_store(Home.resolve())
+    if (keys := _database_keys(args)) is None:
+        return 2
     names = {r.id: r.name for r in keys.list()}
     totals = UsageLedger(keys.engine).totals()
     print(f"{'KEY':<14}{'NAME':<16}{'MODEL':<32}{'REQUESTS':>9}{'ERRORS':>8}{'INPUT':>11}"
@@ -298,6 +311,14 @@ def _model_option(command: argparse.ArgumentParser) -> None:
                          f"instead of the configured models ({', '.join(CATALOGUE)})")
 
 
+def _database_option(command: argparse.ArgumentParser, where: bool = True) -> None:
+    """``--config`` before or after a subcommand (``where`` False: after, leaving the value
+    given before it in place when it is not repeated)."""
+    command.add_argument("--config", type=Path, default=None if where else argparse.SUPPRESS,
+                         help="the TOML config of the edge or server whose database to use "
+                         "([edge] database_url)")
+
+
 def _listen_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     command.add_argument("--port", type=int, help="port to listen on (default 8000)")
@@ -328,6 +349,7 @@ def parser() -> argparse.ArgumentParser:
     _keys_parser(commands)
     _models_parser(commands)
     usage = commands.add_parser("usage", help="token totals per key and model")
+    _database_option(usage)
     usage.set_defaults(run=_usage)
     _agents_parser(commands)
     return top
@@ -353,8 +375,10 @@ def _agent(agent: str, args: list[str]) -> int:
 
 def _keys_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    _database_option(keys)
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     create = key_commands.add_parser("create", help="make a key; it is printed once, last")
+    _database_option(create, where=False)
     create.add_argument("--name", required=True)
     create.add_argument("--scope", action="append", choices=sorted(SCOPES),
                         help=f"repeatable; default: {' '.join(DEFAULT_SCOPES)}")
@@ -362,8 +386,10 @@ def _keys_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[
                         help="limit the key to this model; repeatable (default: all models)")
     create.add_argument("--expires", metavar="WHEN",
                         help="30d, 12h, 90m, 2w from now, or a date such as 2027-01-31")
-    key_commands.add_parser("list", help="list keys (never the keys themselves)")
+    listing = key_commands.add_parser("list", help="list keys (never the keys themselves)")
+    _database_option(listing, where=False)
     revoke = key_commands.add_parser("revoke", help="revoke a key by its id or the key")
+    _database_option(revoke, where=False)
     revoke.add_argument("key", metavar="KEY_OR_ID")
     keys.set_defaults(run=_keys)
 

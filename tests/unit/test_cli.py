@@ -40,3 +40,20 @@ def test_the_claude_code_hint_gives_the_models_window_and_output_limit():
     assert "export CLAUDE_CODE_MAX_OUTPUT_TOKENS=8192" in hint
     assert "export CLAUDE_STREAM_IDLE_TIMEOUT_MS=1800000" in hint
     assert hint.endswith("claude --model b3os/x")
+
+
+def test_keys_and_usage_use_the_database_that_the_config_names(tmp_path):
+    home, config = tmp_path / "home", tmp_path / "edge.toml"
+    config.write_text(f'[edge]\ndatabase_url = "sqlite:///{tmp_path / "edge.sqlite3"}"\n')
+    made = cli(home, "keys", "create", "--config", str(config), "--name", "fleet")
+    assert made.returncode == 0, made.stderr
+    # the key is in the edge's database, before or after the subcommand, not in the home's
+    assert "fleet" in cli(home, "keys", "--config", str(config), "list").stdout
+    assert "fleet" in cli(home, "keys", "list", "--config", str(config)).stdout
+    assert "fleet" not in cli(home, "keys", "list").stdout
+    assert (tmp_path / "edge.sqlite3").is_file()
+    usage = cli(home, "usage", "--config", str(config))
+    assert usage.returncode == 0 and "no requests recorded yet" in usage.stdout
+    missing = cli(home, "keys", "list", "--config", str(tmp_path / "none.toml"))
+    assert missing.returncode == 2 and "none.toml" in missing.stderr
+    assert "Traceback" not in missing.stderr
