@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from b3os_infer.engine.script import Reply, Script, When
 
 pytestmark = pytest.mark.anyio
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code_first_request.json"
 # the betas of Claude Code 2.1.332's first request (reference/claude-code.md), and the one
 # it sends with `display: "updates"` (issue 27)
 BETAS = ["claude-code-20250219", "interleaved-thinking-2025-05-14",
@@ -191,87 +189,95 @@ async def test_mcp_tool_changes_are_refused_by_path(scripted_app):
                                        "param": "messages[0].content[1].tool"}
 
 
-# ---- the newest Claude Code's first request ------------------------------------------
+# ---- the newest Claude Code's first request, as recorded ------------------------------
 
+NEWEST = Path(__file__).resolve().parents[1] / "fixtures" / \
+    "claude_code_newest_first_request.json"
 # A window that holds the whole request (the scripted engine counts one token a byte).
 BIG = Script(replies=(Reply(" ".join(["word"] * 9000), repeat=True),),
              context_window=131072)
-# the tools Claude Code 2.1.3xx loads through ToolSearch instead of listing them
-DEFERRED = {"CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree",
-            "NotebookEdit", "ReportFindings", "ScheduleWakeup", "SendMessage", "TaskCreate",
-            "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "WebFetch",
-            "WebSearch", "Workflow"}
 
 
-def newest_first_request() -> dict[str, Any]:
-    """Claude Code's first request, as the pinned 2.1.197 capture was sent, with what
-    2.1.332 changed (reference/claude-code.md, issue 27): `thinking.display` `updates`,
-    `defer_loading` on the tools it loads on demand and its ToolSearch tool, and its
-    `system`-role message last, holding a `tool_addition` (the blocks the SDK's
-    `BetaSystemMessageParam` takes). Built, not captured."""
-    body = copy.deepcopy(json.loads(FIXTURE.read_text())["request"])
-    body["thinking"] = {"type": "adaptive", "display": "updates"}
-    body["tools"] = [{**tool, "defer_loading": True} if tool["name"] in DEFERRED else tool
-                     for tool in body["tools"]] + [SEARCH]
-    body["messages"].append({"role": "system", "content": [
-        {"type": "text", "text": "Deferred tools can be loaded with ToolSearch."},
-        {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "TaskCreate"}}]})
-    return body
+def recorded() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Claude Code 2.1.332's first request with default flags (``python -m bench.capture
+    --claude tests/js/newest/...``): the attempt with its ``system``-role message, the one it
+    sent again without it, and its ``anthropic-beta`` values."""
+    fixture = json.loads(NEWEST.read_text())
+    kept = fixture["request"]
+    return ({**kept, **fixture["refused_attempts"][0]}, kept,
+            fixture["anthropic_beta"].split(","))
 
 
-async def _post(app, body: dict[str, Any]):
+async def _post(app, body: dict[str, Any], betas: list[str]):
     """As Claude Code sends it: streamed (the SDK refuses 32,000 output tokens unstreamed)."""
     kwargs = {k: v for k, v in body.items() if k != "stream"}
-    async with app.anthropic.beta.messages.stream(**kwargs, betas=BETAS) as events:
+    async with app.anthropic.beta.messages.stream(**kwargs, betas=betas) as events:
         return await events.get_final_message()
 
 
-async def test_newest_claude_code_first_request_is_refused_only_for_its_system_message(
+async def _count(app, body: dict[str, Any], betas: list[str], **changes: Any) -> int:
+    fields = {k: body[k] for k in ("model", "messages", "system", "tools", "thinking")}
+    counted = await app.anthropic.beta.messages.count_tokens(**fields | changes, betas=betas)
+    return counted.input_tokens
+
+
+async def test_recorded_newest_claude_code_first_request_is_refused_only_for_its_system_message(
         scripted_app):
-    body = newest_first_request()
-    app = await scripted_app(BIG, model=body["model"])
+    first, again, betas = recorded()
+    app = await scripted_app(BIG, model=again["model"])
     with pytest.raises(anthropic.BadRequestError) as info:
-        await _post(app, body)
+        await _post(app, first, betas)
     # the wording Claude Code retries on at once, without the message
     assert info.value.body["error"]["message"] == SYSTEM_ROLE_MESSAGE
-    retried = {**body, "messages": body["messages"][:-1]}
-    reply = await _post(app, retried)
+    assert info.value.body["b3os"]["param"] == "messages[1].role"
+    reply = await _post(app, again, betas)
     limit = (await app.anthropic.models.retrieve(app.model)).max_tokens
-    assert retried["max_tokens"] == 32000 > limit
+    assert again["max_tokens"] == 32000 > limit
     assert reply.stop_reason == "max_tokens"
     assert reply.usage.output_tokens == limit          # 32,000 lowered to the model's limit
     thinking, text = reply.content                     # the scaffold, then the answer
     assert thinking.type == "thinking" and thinking.thinking == "" and thinking.signature
     assert text.type == "text" and text.text.strip()
-    counted = await app.anthropic.beta.messages.count_tokens(
-        model=app.model, messages=retried["messages"], system=retried["system"],
-        tools=retried["tools"], thinking=retried["thinking"], betas=BETAS)
-    assert counted.input_tokens == reply.usage.input_tokens
-    listed = await app.anthropic.beta.messages.count_tokens(
-        model=app.model, messages=retried["messages"], system=retried["system"],
-        tools=[{k: v for k, v in t.items() if k != "defer_loading"}
-               for t in retried["tools"]], thinking=retried["thinking"], betas=BETAS)
-    assert listed.input_tokens > counted.input_tokens   # the deferred tools are left out
+    assert await _count(app, again, betas) == reply.usage.input_tokens
+    # its one deferred tool (DeferredToolPlaceholder) is left out of the prompt
+    listed = [{k: v for k, v in t.items() if k != "defer_loading"} for t in again["tools"]]
+    assert await _count(app, again, betas, tools=listed) > reply.usage.input_tokens
 
 
-async def test_newest_claude_code_second_request_loads_a_tool_through_tool_search(
+async def test_recorded_request_with_display_updates_is_answered_as_omitted(scripted_app):
+    # the issue saw 2.1.332 send `display: "updates"` with its beta; this recording has
+    # "omitted": the same request, with "updates"
+    _, again, betas = recorded()
+    app = await scripted_app(BIG, model=again["model"])
+    updates = {**again, "thinking": {"type": "adaptive", "display": "updates"}}
+    reply = await _post(app, updates, [*betas, "thinking-display-updates-2026-08-18",
+                                       "mid-conversation-tool-changes-2026-07-01"])
+    thinking, text = reply.content
+    assert thinking.type == "thinking" and thinking.thinking == "" and thinking.signature
+    assert text.text.strip()
+
+
+async def test_a_session_of_the_recorded_request_loads_a_tool_through_tool_search(
         scripted_app):
-    body = newest_first_request()
+    """The recorded first turn, then ToolSearch called (``caller`` direct) and answered
+    with a ``tool_reference`` (the real API's tool-search shape) to a declared deferred
+    tool: the model then sees the tool's definition, and calls it."""
+    _, again, betas = recorded()
     app = await scripted_app(Script(replies=(
-        Reply('The task tools are loaded.</think>\n<tool_call>\n{"name": "TaskList", '
+        Reply('The cron tools are loaded.</think>\n<tool_call>\n{"name": "CronList", '
               '"arguments": {}}\n</tool_call>',
-              when=When(last_user_contains='{"name": "TaskList"'), repeat=True),
-        Reply("Done.", repeat=True)), context_window=131072), model=body["model"])
-    first_turn = body["messages"][:-1]
-    history = [*first_turn,
+              when=When(last_user_contains='{"name": "CronList"'), repeat=True),
+        Reply("Done.", repeat=True)), context_window=131072), model=again["model"])
+    history = [*again["messages"],
                {"role": "assistant", "content": [
                    {"type": "tool_use", "id": "toolu_ts", "name": "ToolSearch",
-                    "input": {"query": "select:TaskList"}, "caller": {"type": "direct"}}]},
+                    "input": {"query": "select:CronList"}, "caller": {"type": "direct"}}]},
                {"role": "user", "content": [
                    {"type": "tool_result", "tool_use_id": "toolu_ts",
-                    "content": [{"type": "tool_reference", "tool_name": "TaskList"}]}]}]
-    reply = await _post(app, {**body, "messages": history})
+                    "content": [{"type": "tool_reference", "tool_name": "CronList"}]}]}]
+    session = {**again, "tools": [*again["tools"], LAZY], "messages": history}
+    reply = await _post(app, session, betas)
     assert reply.stop_reason == "tool_use"
     thinking, call = reply.content
-    assert thinking.type == "thinking" and thinking.thinking == ""   # display "updates"
-    assert (call.type, call.name) == ("tool_use", "TaskList")
+    assert thinking.type == "thinking" and thinking.thinking == ""
+    assert (call.type, call.name) == ("tool_use", "CronList")
