@@ -178,6 +178,17 @@ async def test_a_removed_tool_can_no_longer_be_called(scripted_app):
     assert forced.value.body["b3os"]["param"] == "tool_choice.name"
 
 
+async def test_with_tool_choice_none_a_tool_addition_is_left_out_with_the_tools(scripted_app):
+    app = await scripted_app(Reply("unused", repeat=True))
+    addition = {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "CronList"}}
+    counts = [(await app.anthropic.beta.messages.count_tokens(
+        model=app.model, messages=_added(change), tools=[LISTED, LAZY], betas=BETAS,
+        tool_choice=choice)).input_tokens
+        for choice in ({"type": "none"}, {"type": "auto"}) for change in (None, addition)]
+    assert counts[0] == counts[1]        # none: no tools, added or listed
+    assert counts[2] < counts[3]         # auto: the added tool's definition is counted
+
+
 async def test_mcp_tool_changes_are_refused_by_path(scripted_app):
     app = await scripted_app(Reply("unused", repeat=True))
     change = {"type": "tool_addition",

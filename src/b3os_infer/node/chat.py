@@ -104,7 +104,8 @@ class ChatModel:
             raise InvalidRequest("messages: at least one message is required", param="messages")
         self._verify_thinking(request)
         tools = self._listed_tools(request)
-        builder = PromptBuilder(self.profile)
+        builder = PromptBuilder(self.profile,
+                                tool_changes=request.tool_choice.mode != "none")
         turns = builder.turns(request, tools)
         extra: dict[str, Any] = {}
         if self.profile.native_reasoning:

@@ -64,8 +64,11 @@ def template_tools(tools: list[Tool]) -> list[dict[str, Any]]:
 
 
 class PromptBuilder:
-    def __init__(self, profile: ModelProfile) -> None:
+    def __init__(self, profile: ModelProfile, *, tool_changes: bool = True) -> None:
         self.profile = profile
+        # False where the request leaves tools out of the prompt (tool_choice none): tools
+        # loaded or removed mid-conversation are left out with them
+        self.tool_changes = tool_changes
 
     def system_text(self, request: ChatRequest, tools: list[Tool]) -> str | None:
         """The system turn. Where the tool prompt is ours (the generic profile), the tools
@@ -118,7 +121,9 @@ class PromptBuilder:
     def _tools_changed(self, part: ToolsChangedPart) -> list[str]:
         """What the model reads where the conversation adds or removes tools: an added
         tool is written as the tool list at the top writes it."""
-        texts = []
+        texts: list[str] = []
+        if not self.tool_changes:
+            return texts
         if part.added:
             added = list(part.added)
             lines = "\n".join(dumps(t) for t in template_tools(added)) \
