@@ -196,7 +196,8 @@ def _tool_result(block: ToolResultBlockParam, path: str, tools: ToolSet) -> list
         at = f"{path}.content[{i}]"
         if isinstance(item, ToolReferenceBlockParam):
             tool = tools.load(item.tool_name, f"{at}.tool_name")
-            loaded.extend([tool] if tool is not None else [])
+            if tool is not None:
+                loaded.append(tool)
         else:
             texts.append(_text(item, at).text)
     result = ToolResultPart(block.tool_use_id, "\n".join(texts), bool(block.is_error))
