@@ -7,6 +7,8 @@ server like ours answers. Claude Code's first attempt carries a ``system``-role 
 last in ``messages``; the stand-in refuses it with the real API's wording, as ours does,
 and Claude Code sends the same request without it, which is the one kept. The stand-in
 answers that one with a short streamed message so that Claude Code ends normally.
+``--claude PATH`` runs another Claude Code (the newest one of tests/js/newest); the
+fixture also keeps the refused first attempt and the ``anthropic-beta`` header.
 """
 
 from __future__ import annotations
@@ -63,11 +65,13 @@ class Recorder(BaseHTTPRequestHandler):
         if not self.path.split("?")[0].endswith("/v1/messages"):
             self._send(404, "application/json", b'{"type": "error"}')
         elif has_system_message(body):
+            self.server.refused.append(body)
             error = {"type": "error", "error": {"type": "invalid_request_error",
                                                 "message": SYSTEM_ROLE_MESSAGE}}
             self._send(400, "application/json", json.dumps(error).encode())
         else:
             self.server.kept.append(body)
+            self.server.betas.append(self.headers.get("anthropic-beta", ""))
             self._send(200, "text/event-stream", short_reply(body.get("model", "")))
 
     def do_GET(self) -> None:  # noqa: N802
@@ -88,16 +92,24 @@ class CaptureServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), Recorder)
         self.kept: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
+        self.betas: list[str] = []
 
 
-def run_claude(base_url: str, model: str, prompt: str) -> subprocess.CompletedProcess[str]:
+def run_claude(claude: Path, base_url: str, model: str, prompt: str
+               ) -> subprocess.CompletedProcess[str]:
     Path(PROJECT).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="b3os-capture-home-") as home:
         env = {"PATH": os.environ["PATH"], "HOME": home, "ANTHROPIC_BASE_URL": base_url,
                "ANTHROPIC_AUTH_TOKEN": "capture", "DISABLE_TELEMETRY": "1",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
-        return subprocess.run([str(CLAUDE), "-p", prompt, "--model", model], env=env,
+        return subprocess.run([str(claude), "-p", prompt, "--model", model], env=env,
                               cwd=PROJECT, capture_output=True, text=True, timeout=300)
+
+
+def _difference(refused: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a refused attempt that the kept request sent otherwise."""
+    return {k: v for k, v in refused.items() if kept.get(k) != v}
 
 
 def main() -> None:
@@ -105,21 +117,27 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--model", default="b3os/qwen2.5-coder-0.5b")
     parser.add_argument("--prompt", default="Name one river in Oregon.")
+    parser.add_argument("--claude", type=Path, default=CLAUDE)
     args = parser.parse_args()
     server = CaptureServer()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        done = run_claude(f"http://127.0.0.1:{server.server_address[1]}/v1/infer",
+        done = run_claude(args.claude, f"http://127.0.0.1:{server.server_address[1]}/v1/infer",
                           args.model, args.prompt)
     finally:
         server.shutdown()
     if not server.kept:
         raise SystemExit(f"Claude Code sent no request we kept:\n{done.stdout}{done.stderr}")
-    version = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True)
-    fixture = {"source": f"the first Messages request of `claude -p` with default flags, "
-                         f"Claude Code {version.stdout.strip()}, working directory {PROJECT}, "
-                         "as sent again without its system-role message",
-               "request": server.kept[0]}
+    version = subprocess.run([str(args.claude), "--version"], capture_output=True, text=True)
+    fixture: dict[str, Any] = {
+        "source": f"the first Messages request of `claude -p` with default flags, "
+                  f"Claude Code {version.stdout.strip()}, working directory {PROJECT}, "
+                  "as sent again without its system-role message",
+        "request": server.kept[0]}
+    if args.claude != CLAUDE:   # the pinned fixture stays as it was recorded
+        fixture["anthropic_beta"] = server.betas[0]
+        fixture["refused_attempts"] = [_difference(body, server.kept[0])
+                                       for body in server.refused]
     args.out.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n")
     print(f"{args.out}: {len(json.dumps(server.kept[0]))} bytes, "
           f"{len(server.kept[0].get('tools') or [])} tools")

@@ -56,14 +56,31 @@ class ToolResultPart:
     is_error: bool = False
 
 
-Part = TextPart | ThinkingPart | RedactedThinkingPart | ToolCallPart | ToolResultPart
-
-
 @dataclass(frozen=True)
 class Tool:
+    """A tool the model may call. ``inline``: its definition is rendered where the
+    conversation loaded it (a ``ToolsChangedPart``), not in the tool list at the top;
+    ``withdrawn``: it stays in that list, so the prompt keeps its cached prefix, but the
+    conversation took it away, and it can no longer be called."""
+
     name: str
     description: str | None
     input_schema: JsonObject
+    inline: bool = False
+    withdrawn: bool = False
+
+
+@dataclass(frozen=True)
+class ToolsChangedPart:
+    """Tools offered (``added``) or taken away (``removed``, by name) from this point of
+    the conversation on; rendered where it stands, after the prefix that stays cached."""
+
+    added: tuple[Tool, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+Part = (TextPart | ThinkingPart | RedactedThinkingPart | ToolCallPart | ToolResultPart
+        | ToolsChangedPart)
 
 
 # whether tools may be called (auto), must be (required), one named tool must be (named),
@@ -80,12 +97,17 @@ class ToolChoice:
 
 @dataclass(frozen=True)
 class Thinking:
-    """Reasoning asked for: a budget in tokens, whether its text is shown, and whether the
-    model may decide not to reason (Anthropic's ``adaptive``)."""
+    """Reasoning asked for: a budget in tokens, whether its text is shown (``omitted`` and
+    ``updates`` send the signature only), and whether the model may decide not to reason
+    (Anthropic's ``adaptive``)."""
 
     budget_tokens: int
-    display: Literal["summarized", "omitted"] = "summarized"
+    display: Literal["summarized", "omitted", "updates"] = "summarized"
     adaptive: bool = False
+
+    @property
+    def shown(self) -> bool:
+        return self.display == "summarized"
 
 
 @dataclass

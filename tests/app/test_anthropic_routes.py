@@ -13,6 +13,7 @@ import json
 import anthropic
 import pytest
 
+from b3os_infer.edge.limits import LimitsConfig
 from b3os_infer.engine.script import Reply
 
 pytestmark = pytest.mark.anyio
@@ -72,16 +73,32 @@ async def test_unknown_model_and_bad_key_are_the_sdks_not_found_and_authenticati
     assert denied.value.body["error"]["type"] == "authentication_error"
 
 
-async def test_max_tokens_over_the_model_limit_says_the_limit(scripted_app):
-    app = await scripted_app(Reply("unused", repeat=True))
+@pytest.mark.parametrize("stream", [False, True])
+async def test_max_tokens_over_the_model_limit_is_lowered_to_it(scripted_app, stream):
+    app = await scripted_app(Reply(" ".join(["word"] * 5000), repeat=True))
     info_of_model = await app.anthropic.models.retrieve(app.model)
-    over = info_of_model.max_tokens + 1
-    with pytest.raises(anthropic.BadRequestError) as info:
-        await app.anthropic.messages.create(model=app.model, max_tokens=over, messages=USER,
-                                            stream=True)
-    assert info.value.body["error"]["message"] == (
-        f"max_tokens: {over} > {info_of_model.max_tokens}, which is the maximum allowed "
-        f"number of output tokens for {app.model}")
+    kwargs = dict(model=app.model, max_tokens=info_of_model.max_tokens + 1, messages=USER)
+    if stream:
+        async with app.anthropic.messages.stream(**kwargs) as events:
+            message = await events.get_final_message()
+    else:
+        message = await app.anthropic.messages.create(**kwargs)
+    assert message.stop_reason == "max_tokens"
+    assert message.usage.output_tokens == info_of_model.max_tokens
+
+
+async def test_the_limits_reserve_the_lowered_max_tokens_not_the_one_sent(scripted_app):
+    # 6,000 output tokens a minute: 32,000 could never be admitted, the model's 4,096 can
+    limits = LimitsConfig(default={"output_tokens_per_minute": 6000})
+    app = await scripted_app(Reply("Fine.", repeat=True), limits=limits)
+    message = await app.anthropic.messages.create(model=app.model, max_tokens=32000,
+                                                  messages=USER, stream=False,
+                                                  timeout=30)
+    assert message.content[0].text == "Fine."
+    key_id = app.key.split("_")[1]
+    snap = await app.edge.limiter.peek(key_id, app.model, app.edge.limits.for_model(app.model))
+    # the reservation went back but for the tokens written (less the refill meanwhile)
+    assert 0 < 6000 - snap.buckets["output_tokens"].remaining <= message.usage.output_tokens
 
 
 async def test_count_tokens_equals_the_input_tokens_the_same_request_reports(scripted_app):

@@ -153,12 +153,13 @@ def test_invalid_requests_are_400_in_anthropics_shape(live, client):
     assert raw.status_code == 400 and raw.json()["error"]["type"] == "invalid_request_error"
 
 
-def test_max_tokens_over_the_model_limit_says_the_limit(client):
-    with pytest.raises(anthropic.BadRequestError) as info:
-        client.messages.create(model=MODEL, max_tokens=40000, messages=PROMPT,
-                               timeout=30)
-    assert "40000 > 8192, which is the maximum allowed number of output tokens" in \
-        info.value.body["error"]["message"]
+def test_max_tokens_over_the_model_limit_is_lowered_to_it(client):
+    limit = client.models.retrieve(MODEL).max_tokens
+    message = client.messages.create(model=MODEL, max_tokens=40000, messages=PROMPT,
+                                     timeout=300)
+    assert limit == 8192
+    assert message.stop_reason in ("end_turn", "max_tokens")
+    assert 0 < message.usage.output_tokens <= limit
 
 
 def test_unknown_route_and_wrong_method_are_anthropic_shaped(live):

@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 
 from b3os_infer.anthropic import policy
-from b3os_infer.anthropic.decode import decode_count_tokens_request, decode_messages_request
-from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart
+from b3os_infer.anthropic.decode import (
+    SYSTEM_ROLE_MESSAGE,
+    decode_count_tokens_request,
+    decode_messages_request,
+    lower_max_tokens,
+)
+from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart, ToolsChangedPart
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
 from b3os_infer.wire import kind_rules
 
@@ -46,8 +51,9 @@ def test_what_claude_code_sends_is_accepted():
         system=[{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1; cch=abc;"},
                 {"type": "text", "text": "You are Claude Code.",
                  "cache_control": {"type": "ephemeral"}}],
-        tools=[{**TOOL, "defer_loading": True, "eager_input_streaming": True, "strict": True,
-                "cache_control": {"type": "ephemeral"}}],
+        tools=[{**TOOL, "eager_input_streaming": True, "strict": True,
+                "cache_control": {"type": "ephemeral"}},
+               {**TOOL, "name": "CronList", "defer_loading": True}],
         thinking={"type": "adaptive", "display": "omitted"},
         output_config={"effort": "high"},
         context_management={"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
@@ -59,7 +65,7 @@ def test_what_claude_code_sends_is_accepted():
     assert stream and request.system == "You are Claude Code."
     assert request.thinking is not None and request.thinking.display == "omitted"
     assert request.thinking.budget_tokens == 2048
-    assert [t.name for t in request.tools] == ["Read"]
+    assert [t.name for t in request.tools] == ["Read"]   # CronList waits to be loaded
 
 
 @pytest.mark.parametrize("field,value", [
@@ -154,3 +160,66 @@ def test_count_tokens_reads_the_prompt_fields_and_refuses_what_create_refuses():
     assert request.tools and request.thinking is not None
     with pytest.raises(UnsupportedParameter):
         decode_count_tokens_request({"model": "m", "messages": [USER], "container": "c"})
+
+
+LAZY = {**TOOL, "name": "CronList", "defer_loading": True}
+ADD_LAZY = {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "CronList"}}
+
+
+def test_a_deferred_tool_is_listed_inline_once_loaded_and_a_removed_one_is_withdrawn():
+    removal = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "Read"}}
+    request, _ = decode_messages_request(base(tools=[TOOL, LAZY], messages=[
+        {"role": "user", "content": [{"type": "text", "text": "go"}, ADD_LAZY, removal]}]))
+    assert [(t.name, t.inline, t.withdrawn) for t in request.tools] == [
+        ("Read", False, True), ("CronList", True, False)]
+    added, removed = request.messages[0].parts[1:]
+    assert isinstance(added, ToolsChangedPart) and [t.name for t in added.added] == ["CronList"]
+    assert removed == ToolsChangedPart(removed=("Read",))
+
+
+def test_a_tool_loaded_twice_is_announced_once():
+    request, _ = decode_messages_request(base(tools=[TOOL, LAZY], messages=[
+        {"role": "user", "content": [{"type": "text", "text": "go"}, ADD_LAZY, ADD_LAZY]}]))
+    assert len(request.messages[0].parts) == 2
+
+
+@pytest.mark.parametrize("messages,param", [
+    ([{"role": "assistant", "content": [ADD_LAZY]}], "messages[0].content[0]"),
+    ([{"role": "user", "content": [{"type": "tool_reference", "tool_name": "CronList"}]}],
+     "messages[0].content[0].type"),
+    ([{"role": "user", "content": [{"type": "tool_removal", "tool": {
+        "type": "tool_reference", "name": "CronList"}}]}], "messages[0].content[0].tool.name"),
+    ([{"role": "user", "content": [{"type": "tool_addition", "tool": {
+        "type": "tool_definition", "definition": TOOL}}]}],
+     "messages[0].content[0].tool.definition.name")])
+def test_tool_changes_in_the_wrong_place_or_naming_nothing_name_the_block(messages, param):
+    with pytest.raises(InvalidRequest) as info:
+        decode_messages_request(base(tools=[TOOL, LAZY], messages=messages))
+    assert info.value.param == param
+
+
+def test_a_system_message_with_tool_changes_is_refused_with_the_wording_clients_retry_on():
+    system = {"role": "system", "clear_at": "next_user_message",
+              "content": [{"type": "text", "text": "s"}, ADD_LAZY]}
+    with pytest.raises(InvalidRequest) as info:
+        decode_messages_request(base(tools=[TOOL, LAZY], messages=[USER, system]))
+    assert info.value.message == SYSTEM_ROLE_MESSAGE and info.value.param == "messages[1].role"
+
+
+@pytest.mark.parametrize("thinking,limit,budget", [
+    ({"type": "adaptive", "display": "updates"}, 2000, 1000),   # 2048 (high) > half
+    ({"type": "adaptive"}, 8192, 2048),
+    ({"type": "enabled", "budget_tokens": 3000}, 8192, 3000),
+    ({"type": "enabled", "budget_tokens": 9000}, 8192, 4096)])
+def test_lowering_max_tokens_lowers_a_thinking_budget_that_no_longer_fits(thinking, limit,
+                                                                          budget):
+    request, _ = decode_messages_request(base(max_tokens=32000, thinking=thinking))
+    lower_max_tokens(request, limit)
+    assert request.max_tokens == limit
+    assert request.thinking is not None and request.thinking.budget_tokens == budget
+
+
+def test_a_max_tokens_within_the_limit_is_left_alone():
+    request, _ = decode_messages_request(base(max_tokens=100, thinking={"type": "adaptive"}))
+    lower_max_tokens(request, 8192)
+    assert request.max_tokens == 100 and request.thinking.budget_tokens == 50

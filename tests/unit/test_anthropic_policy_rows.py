@@ -30,6 +30,7 @@ from b3os_infer.core import (
     ThinkingPart,
     ToolCallPart,
     ToolResultPart,
+    ToolsChangedPart,
 )
 from b3os_infer.errors import UnsupportedParameter
 from b3os_infer.wire import WireModel, kind_rules, policy_rules
@@ -45,7 +46,7 @@ SUPPORTED = {
     "diagnostics": {"previous_message_id": "msg_1"},
 }
 TOOL_SUPPORTED = {"name": "Write", "input_schema": {"type": "object", "required": ["a"]},
-                  "description": "reads"}
+                  "description": "reads", "defer_loading": True}
 # read and checked, with nothing to change here: inputs always follow the schema, and a
 # custom tool is what an absent type means
 NO_EFFECT = {"strict": True, "type": "custom"}
@@ -170,8 +171,22 @@ def test_every_refused_tool_type_is_refused_by_the_tools_path(kind):
     assert info.value.param == "tools[1]" and "tools of type" in info.value.message
 
 
+@pytest.mark.parametrize("kind", [r.name for r in kind_rules(policy.TOOL_CHANGES)
+                                  if r.status == "refused"])
+def test_every_refused_tool_change_target_is_refused_by_the_blocks_tool_path(kind):
+    change = {"type": "tool_addition", "tool": {"type": kind, "server_name": "s", "name": "x"}}
+    with pytest.raises(UnsupportedParameter) as info:
+        decode_messages_request({"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "a"}, change]}]})
+    assert info.value.param == "messages[0].content[1].tool" and repr(kind) in \
+        info.value.message
+
+
+LATER = {"name": "Later", "input_schema": {"type": "object"}, "defer_loading": True}
 PARTS = {"text": TextPart, "tool_use": ToolCallPart, "tool_result": ToolResultPart,
-         "thinking": ThinkingPart, "redacted_thinking": RedactedThinkingPart}
+         "thinking": ThinkingPart, "redacted_thinking": RedactedThinkingPart,
+         "tool_reference": ToolsChangedPart, "tool_addition": ToolsChangedPart,
+         "tool_removal": ToolsChangedPart}
 SUPPORTED_BLOCKS = {
     "text": ("user", {"type": "text", "text": "a"}),
     "tool_use": ("assistant", {"type": "tool_use", "id": "toolu_1", "name": "Read",
@@ -179,6 +194,12 @@ SUPPORTED_BLOCKS = {
     "tool_result": ("user", {"type": "tool_result", "tool_use_id": "toolu_1"}),
     "thinking": ("assistant", {"type": "thinking", "thinking": "hm", "signature": "s"}),
     "redacted_thinking": ("assistant", {"type": "redacted_thinking", "data": "opaque"}),
+    "tool_reference": ("user", {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+        {"type": "tool_reference", "tool_name": "Later"}]}),
+    "tool_addition": ("user", {"type": "tool_addition", "tool": {"type": "tool_reference",
+                                                                 "name": "Later"}}),
+    "tool_removal": ("user", {"type": "tool_removal", "tool": {"type": "tool_reference",
+                                                               "name": "Read"}}),
 }
 
 
@@ -187,10 +208,11 @@ SUPPORTED_BLOCKS = {
 def test_every_supported_block_kind_reaches_the_neutral_request(kind):
     role, block = SUPPORTED_BLOCKS[kind]
     messages = [{"role": role, "content": [block]}]
-    if kind == "tool_result":
+    if kind in ("tool_result", "tool_reference"):
         messages.insert(0, {"role": "assistant", "content": [SUPPORTED_BLOCKS["tool_use"][1]]})
     if kind == "tool_use":
         messages.append({"role": "user", "content": [SUPPORTED_BLOCKS["tool_result"][1]]})
-    request, _ = decode_messages_request({"model": "m", "max_tokens": 10, "messages": messages})
+    request, _ = decode_messages_request({"model": "m", "max_tokens": 10, "messages": messages,
+                                          "tools": [TOOL, LATER]})
     parts = [p for m in request.messages for p in m.parts]
     assert [type(p) for p in parts if type(p) is PARTS[kind]] == [PARTS[kind]]

@@ -10,6 +10,7 @@ unique tool names, thinking budgets, tool_use/tool_result pairing) at exact path
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..core import (
@@ -28,18 +29,25 @@ from ..core import (
     ToolChoice,
     ToolMode,
     ToolResultPart,
+    ToolsChangedPart,
 )
 from ..errors import InvalidRequest
 from ..wire import decode
+from .toolset import ToolSet
 from .validate import check_tool_pairing, invalid
 from .wire.content import (
     AssistantMessageParam,
     ContentBlockParam,
     MessageContentParam,
+    RedactedThinkingBlockParam,
     SystemMessageParam,
     SystemParam,
     TextBlockParam,
     ThinkingBlockParam,
+    ToolAdditionBlockParam,
+    ToolChangeToolReference,
+    ToolReferenceBlockParam,
+    ToolRemovalBlockParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
     UserMessageParam,
@@ -53,7 +61,7 @@ from .wire.params import (
     ThinkingConfigDisabledParam,
     ThinkingConfigEnabledParam,
 )
-from .wire.tools import ToolChoiceNoneParam, ToolChoiceParam, ToolChoiceToolParam, ToolParam
+from .wire.tools import ToolChoiceNoneParam, ToolChoiceParam, ToolChoiceToolParam
 
 SYSTEM_ROLE_MESSAGE = (
     'Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
@@ -89,10 +97,11 @@ def decode_count_tokens_request(body: Mapping[str, Any]) -> ChatRequest:
 
 def _prompt(params: PromptParams) -> ChatRequest:
     """What both routes read: the conversation, the system prompt, tools, output format."""
-    messages = _messages(params.messages)
-    tools = _tools(params.tools or [])
+    tools = ToolSet(params.tools or [])
+    messages = _messages(params.messages, tools)
+    choice = _tool_choice(params.tool_choice, tools.callable_tools())
     request = ChatRequest(model=params.model, messages=messages, system=_system(params.system),
-                          tools=tools, tool_choice=_tool_choice(params.tool_choice, tools))
+                          tools=tools.final(), tool_choice=choice)
     request.response_schema = _output_schema(params)
     return request
 
@@ -105,46 +114,69 @@ def _or(value: T | None, default: T) -> T:
 
 
 def _messages(items: list[UserMessageParam | AssistantMessageParam | SystemMessageParam],
-              ) -> list[Message]:
+              tools: ToolSet) -> list[Message]:
     if not items:
         raise invalid("messages", "at least one message is required")
-    messages = [_message(item, f"messages[{i}]") for i, item in enumerate(items)]
+    messages = [_message(item, f"messages[{i}]", tools) for i, item in enumerate(items)]
     check_tool_pairing(messages)
     return messages
 
 
 def _message(item: UserMessageParam | AssistantMessageParam | SystemMessageParam,
-             path: str) -> Message:
+             path: str, tools: ToolSet) -> Message:
     if isinstance(item, SystemMessageParam):
         raise InvalidRequest(SYSTEM_ROLE_MESSAGE, param=f"{path}.role")
-    return Message(item.role, _content(item.content, f"{path}.content", item.role))
+    return Message(item.role, _content(item.content, f"{path}.content", item.role, tools))
 
 
-def _content(content: MessageContentParam, path: str, role: str) -> list[Part]:
+def _content(content: MessageContentParam, path: str, role: str,
+             tools: ToolSet) -> list[Part]:
     if isinstance(content, str):
         if not content and role != "assistant":
             raise invalid(path, "text content blocks must be non-empty")
         return [TextPart(content)]
-    return [_part(block, f"{path}[{i}]", role) for i, block in enumerate(content)]
+    parts: list[Part] = []
+    for i, block in enumerate(content):
+        parts.extend(_parts(block, f"{path}[{i}]", role, tools))
+    return parts
 
 
 _ROLE_OF_BLOCK = {"tool_use": "assistant", "thinking": "assistant",
-                  "redacted_thinking": "assistant", "tool_result": "user"}
+                  "redacted_thinking": "assistant", "tool_result": "user",
+                  "tool_addition": "user", "tool_removal": "user"}
 
 
-def _part(block: ContentBlockParam, path: str, role: str) -> Part:
+def _parts(block: ContentBlockParam, path: str, role: str, tools: ToolSet) -> list[Part]:
     expected = _ROLE_OF_BLOCK.get(block.type)
     if expected is not None and expected != role:
         raise invalid(path, f"`{block.type}` blocks can only be in `{expected}` messages")
+    if isinstance(block, ToolResultBlockParam):
+        return _tool_result(block, path, tools)
+    if isinstance(block, ToolAdditionBlockParam):
+        return _tool_addition(block, f"{path}.tool", tools)
+    if isinstance(block, ToolRemovalBlockParam):
+        name = tools.remove(block.tool.name, f"{path}.tool.name")
+        return [ToolsChangedPart(removed=(name,))]
+    return [_part(block, path)]
+
+
+def _part(block: TextBlockParam | ToolUseBlockParam | ThinkingBlockParam
+          | RedactedThinkingBlockParam, path: str) -> Part:
     if isinstance(block, TextBlockParam):
         return _text(block, path)
     if isinstance(block, ToolUseBlockParam):
         return ToolCallPart(block.id, block.name, dict(block.input))
-    if isinstance(block, ToolResultBlockParam):
-        return _tool_result(block, path)
     if isinstance(block, ThinkingBlockParam):
         return ThinkingPart(block.thinking, block.signature)
     return RedactedThinkingPart(block.data)
+
+
+def _tool_addition(block: ToolAdditionBlockParam, path: str, tools: ToolSet) -> list[Part]:
+    target = block.tool
+    if isinstance(target, ToolChangeToolReference):
+        loaded = tools.load(target.name, f"{path}.name")
+        return [ToolsChangedPart(added=(loaded,))] if loaded is not None else []
+    return [ToolsChangedPart(added=(tools.define(target.definition, f"{path}.definition"),))]
 
 
 def _text(block: TextBlockParam, path: str) -> TextPart:
@@ -153,12 +185,23 @@ def _text(block: TextBlockParam, path: str) -> TextPart:
     return TextPart(block.text)
 
 
-def _tool_result(block: ToolResultBlockParam, path: str) -> ToolResultPart:
+def _tool_result(block: ToolResultBlockParam, path: str, tools: ToolSet) -> list[Part]:
+    """The result, then the deferred tools its ``tool_reference`` blocks load."""
     content = block.content
     if not isinstance(content, list):
-        return ToolResultPart(block.tool_use_id, content or "", bool(block.is_error))
-    texts = [_text(item, f"{path}.content[{i}]").text for i, item in enumerate(content)]
-    return ToolResultPart(block.tool_use_id, "\n".join(texts), bool(block.is_error))
+        return [ToolResultPart(block.tool_use_id, content or "", bool(block.is_error))]
+    texts: list[str] = []
+    loaded: list[Tool] = []
+    for i, item in enumerate(content):
+        at = f"{path}.content[{i}]"
+        if isinstance(item, ToolReferenceBlockParam):
+            tool = tools.load(item.tool_name, f"{at}.tool_name")
+            if tool is not None:
+                loaded.append(tool)
+        else:
+            texts.append(_text(item, at).text)
+    result = ToolResultPart(block.tool_use_id, "\n".join(texts), bool(block.is_error))
+    return [result, ToolsChangedPart(added=tuple(loaded))] if loaded else [result]
 
 
 def _system(system: SystemParam | None) -> str | None:
@@ -171,18 +214,6 @@ def _system(system: SystemParam | None) -> str | None:
 
 
 # ---- tools ---------------------------------------------------------------------------
-
-
-def _tools(items: list[ToolParam]) -> list[Tool]:
-    tools: list[Tool] = []
-    for i, item in enumerate(items):
-        if item.input_schema.get("type") != "object":
-            raise invalid(f"tools[{i}].input_schema.type", "Input should be 'object'")
-        if item.name in {tool.name for tool in tools}:
-            raise invalid(f"tools[{i}].name", f"tool names must be unique; {item.name!r} "
-                          "appears twice")
-        tools.append(Tool(item.name, item.description, dict(item.input_schema)))
-    return tools
 
 
 _MODES: dict[str, ToolMode] = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}
@@ -220,6 +251,26 @@ def _thinking(params: PromptParams, max_tokens: int | None) -> Thinking | None:
     if max_tokens is not None:
         budget = max(1, min(budget, max_tokens // 2))
     return Thinking(budget, display, adaptive=True)
+
+
+def lower_max_tokens(request: ChatRequest, limit: int) -> None:
+    """A ``max_tokens`` above what the model can write is lowered to ``limit``, not refused
+    (as on every API here: clients send 16,384 to 128,000 for models they do not know). A
+    thinking budget that no longer fits is lowered with it: adaptive ones to at most half
+    of it, as they were decoded; an explicit one that reaches it to half of it."""
+    if request.max_tokens <= limit:
+        return
+    request.max_tokens = limit
+    thinking = request.thinking
+    if thinking is None:
+        return
+    half = max(1, limit // 2)
+    budget = thinking.budget_tokens
+    if thinking.adaptive:
+        budget = min(budget, half)
+    elif budget >= limit:
+        budget = half
+    request.thinking = replace(thinking, budget_tokens=budget)
 
 
 def _output_schema(params: PromptParams) -> JsonObject | None:

@@ -13,7 +13,7 @@ and a test keeps them equal.
 from __future__ import annotations
 
 from ..wire import Rule, kind_rules, policy_rules, render_tables
-from .wire.kinds import CONTENT_BLOCKS, TOOL_TYPES
+from .wire.kinds import CONTENT_BLOCKS, TOOL_CHANGES, TOOL_TYPES
 from .wire.params import MessageCountTokensParams, MessageCreateParams
 from .wire.tools import ToolParam
 
@@ -39,6 +39,7 @@ _TABLES = (
      kind_rules(CONTENT_BLOCKS)),
     ("Fields of a custom tool in `tools[]`", TOOL_FIELDS),
     ("Tool types", kind_rules(TOOL_TYPES)),
+    ("The `tool` of `tool_addition` and `tool_removal` blocks", kind_rules(TOOL_CHANGES)),
     ("Headers and query", HEADERS_AND_QUERY),
 )
 
@@ -49,7 +50,7 @@ def render_markdown() -> str:
 
 
 __all__ = ["CONTENT_BLOCKS", "COUNT_TOKENS_FIELDS", "HEADERS_AND_QUERY", "MESSAGES_FIELDS",
-           "TOOL_FIELDS", "TOOL_TYPES", "render_markdown"]
+           "TOOL_CHANGES", "TOOL_FIELDS", "TOOL_TYPES", "render_markdown"]
 
 if __name__ == "__main__":
     print(render_markdown())

@@ -9,8 +9,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import ids
-from ..core import ChatRequest, Usage
-from ..errors import InvalidRequest, NotFound
+from ..core import Usage
+from ..errors import NotFound
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
@@ -20,7 +20,7 @@ from ..node.chat import ChatModel, fold
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from ..pagination import page_window
-from .decode import decode_count_tokens_request, decode_messages_request
+from .decode import decode_count_tokens_request, decode_messages_request, lower_max_tokens
 from .diagnostics import diagnosis
 from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
 from .wire.responses import MessageTokensCount, ModelInfo, ModelListPage, ResponseModel
@@ -35,19 +35,11 @@ def _json(body: ResponseModel) -> Response:
     return Response(to_json(body), media_type="application/json")
 
 
-def _check_max_tokens(model: ChatModel, chat: ChatRequest) -> None:
-    limit = model.card.max_output_tokens
-    if chat.max_tokens > limit:
-        raise InvalidRequest(f"max_tokens: {chat.max_tokens} > {limit}, which is the maximum "
-                             f"allowed number of output tokens for {model.card.id}",
-                             param="max_tokens")
-
-
 @endpoint
 async def create_message(request: Request) -> Response:
     chat, stream = decode_messages_request(await json_body(request))
     model = _registry(request).get(chat.model)
-    _check_max_tokens(model, chat)
+    lower_max_tokens(chat, model.card.max_output_tokens)
     prompt = model.prompt(chat)
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)

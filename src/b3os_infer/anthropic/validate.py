@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core import Message, ToolCallPart, ToolResultPart
+from ..core import Message, ToolCallPart, ToolResultPart, ToolsChangedPart
 from ..errors import InvalidRequest
 
 
@@ -37,6 +37,8 @@ def check_tool_pairing(messages: list[Message]) -> None:
 def _check_results(index: int, message: Message, asked: list[str]) -> None:
     seen_other = False
     for j, part in enumerate(message.parts):
+        if isinstance(part, ToolsChangedPart):
+            continue   # the tools a result's `tool_reference` blocks load stand after it
         if not isinstance(part, ToolResultPart):
             seen_other = True
             continue

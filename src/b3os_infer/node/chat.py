@@ -77,7 +77,17 @@ class ChatModel:
     # ---- prompt --------------------------------------------------------------
 
     def _tools(self, request: ChatRequest) -> list[Tool]:
-        return [] if request.tool_choice.mode == "none" else request.tools
+        """The tools the reply may call."""
+        if request.tool_choice.mode == "none":
+            return []
+        return [t for t in request.tools if not t.withdrawn]
+
+    def _listed_tools(self, request: ChatRequest) -> list[Tool]:
+        """The tools in the list at the top of the prompt; a tool loaded mid-conversation
+        is rendered where it was loaded instead."""
+        if request.tool_choice.mode == "none":
+            return []
+        return [t for t in request.tools if not t.inline]
 
     def _verify_thinking(self, request: ChatRequest) -> None:
         for i, message in enumerate(request.messages):
@@ -93,8 +103,9 @@ class ChatModel:
         if not request.messages:
             raise InvalidRequest("messages: at least one message is required", param="messages")
         self._verify_thinking(request)
-        tools = self._tools(request)
-        builder = PromptBuilder(self.profile)
+        tools = self._listed_tools(request)
+        builder = PromptBuilder(self.profile,
+                                tool_changes=request.tool_choice.mode != "none")
         turns = builder.turns(request, tools)
         extra: dict[str, Any] = {}
         if self.profile.native_reasoning:
@@ -205,7 +216,7 @@ class ChatModel:
         prompt = prompt or self.prompt(request)
         so_far = Usage() if so_far is None else so_far
         generation = self.generation(request, prompt)
-        omitted = request.thinking is not None and request.thinking.display == "omitted"
+        omitted = request.thinking is not None and not request.thinking.shown
         tools = self._tools(request)
         parser = ReplyParser(
             thinking=prompt.opens_thinking, tools=bool(tools),

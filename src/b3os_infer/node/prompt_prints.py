@@ -51,9 +51,15 @@ def _digest(value: object) -> bytes:
 def prompt_print(request: ChatRequest, prompt_tokens: int) -> PromptPrint:
     settings = (request.thinking is not None, request.tool_choice, request.response_schema)
     return PromptPrint(model=request.model, system=_digest(request.system),
-                       tools=_digest(request.tools), settings=_digest(settings),
+                       tools=_digest(_listed(request)), settings=_digest(settings),
                        message_count=len(request.messages),
                        messages=_digest(request.messages), prompt_tokens=prompt_tokens)
+
+
+def _listed(request: ChatRequest) -> list[tuple[object, ...]]:
+    """The tool list at the top of the prompt: what tools loaded or withdrawn later in the
+    conversation leave as it was."""
+    return [(t.name, t.description, t.input_schema) for t in request.tools if not t.inline]
 
 
 class PromptPrints:

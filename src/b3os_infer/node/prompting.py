@@ -20,6 +20,7 @@ from ..core import (
     Tool,
     ToolCallPart,
     ToolResultPart,
+    ToolsChangedPart,
     merge_turns,
 )
 from .profiles import CALL_CLOSE, CALL_OPEN, THINK_CLOSE, THINK_OPEN, ModelProfile
@@ -37,6 +38,13 @@ To call a function, reply with one JSON object per call, inside <tool_call></too
 {{"name": "<function name>", "arguments": {{<arguments as a JSON object>}}}}
 </tool_call>
 The results come back inside <tool_response></tool_response> tags."""
+
+TOOLS_ADDED = """More functions can be called from here on, the same way as the others, one JSON
+object per line:
+<tools>
+{tools}
+</tools>"""
+TOOLS_REMOVED = "These functions can no longer be called: {names}."
 
 
 def dumps(value: Any) -> str:
@@ -56,8 +64,11 @@ def template_tools(tools: list[Tool]) -> list[dict[str, Any]]:
 
 
 class PromptBuilder:
-    def __init__(self, profile: ModelProfile) -> None:
+    def __init__(self, profile: ModelProfile, *, tool_changes: bool = True) -> None:
         self.profile = profile
+        # False where the request leaves tools out of the prompt (tool_choice none): tools
+        # loaded or removed mid-conversation are left out with them
+        self.tool_changes = tool_changes
 
     def system_text(self, request: ChatRequest, tools: list[Tool]) -> str | None:
         """The system turn. Where the tool prompt is ours (the generic profile), the tools
@@ -107,6 +118,21 @@ class PromptBuilder:
         turn["content"] = content.lstrip("\n") if not text and not thinking else content
         return turn
 
+    def _tools_changed(self, part: ToolsChangedPart) -> list[str]:
+        """What the model reads where the conversation adds or removes tools: an added
+        tool is written as the tool list at the top writes it."""
+        texts: list[str] = []
+        if not self.tool_changes:
+            return texts
+        if part.added:
+            added = list(part.added)
+            lines = "\n".join(dumps(t) for t in template_tools(added)) \
+                if self.profile.native_tools else tool_lines(added)
+            texts.append(TOOLS_ADDED.format(tools=lines))
+        if part.removed:
+            texts.append(TOOLS_REMOVED.format(names=", ".join(part.removed)))
+        return texts
+
     def _user(self, message: Message) -> list[dict[str, Any]]:
         turns: list[dict[str, Any]] = []
         pending: list[str] = []
@@ -119,6 +145,8 @@ class PromptBuilder:
                     pending.append(f"<tool_response>\n{_result_text(part)}\n</tool_response>")
             elif isinstance(part, TextPart):
                 pending.append(part.text)
+            elif isinstance(part, ToolsChangedPart):
+                pending.extend(self._tools_changed(part))
             elif isinstance(part, RedactedThinkingPart):
                 continue
         if pending:

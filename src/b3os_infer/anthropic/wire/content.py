@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, JsonValue
 
 from ...wire import Ignored, Refused, Supported, WireModel, member
-from .kinds import CONTENT_BLOCKS
+from .kinds import CONTENT_BLOCKS, TOOL_CHANGES
+from .tools import TOOL_NAME, ToolParam
 
 _CACHE = Ignored("the prefix cache is automatic")
 
@@ -37,11 +38,59 @@ TextOnlyBlockParam = Annotated[Annotated[TextBlockParam, member("text")],
                                CONTENT_BLOCKS.discriminator()]
 
 
+class ToolReferenceBlockParam(WireModel):
+    """A tool search's answer: the deferred tool ``tool_name`` is loaded here."""
+
+    type: Annotated[Literal["tool_reference"], Supported("the kind")]
+    tool_name: Annotated[str, Supported("a tool of `tools[]`")]
+    cache_control: Annotated[JsonValue, _CACHE] = None
+
+
+class ToolChangeToolReference(WireModel):
+    type: Annotated[Literal["tool_reference"], Supported("the kind")]
+    name: Annotated[str, Supported("a tool of `tools[]`"), Field(pattern=TOOL_NAME)]
+
+
+class ToolChangeToolDefinition(WireModel):
+    type: Annotated[Literal["tool_definition"], Supported("the kind")]
+    definition: Annotated[ToolParam, Supported("a custom tool, as in `tools[]`")]
+
+
+ToolChangeTarget = Annotated[
+    Annotated[ToolChangeToolReference, member("tool_reference")]
+    | Annotated[ToolChangeToolDefinition, member("tool_definition")],
+    TOOL_CHANGES.discriminator()]
+
+
+class ToolAdditionBlockParam(WireModel):
+    """Mid-conversation: ``tool`` is offered to the model from here on."""
+
+    type: Annotated[Literal["tool_addition"], Supported("the kind")]
+    tool: Annotated[ToolChangeTarget, Supported("a tool of `tools[]`, or one defined here")]
+    cache_control: Annotated[JsonValue, _CACHE] = None
+
+
+class ToolRemovalBlockParam(WireModel):
+    """Mid-conversation: ``tool`` is no longer offered to the model from here on."""
+
+    type: Annotated[Literal["tool_removal"], Supported("the kind")]
+    tool: Annotated[Annotated[Annotated[ToolChangeToolReference, member("tool_reference")],
+                              TOOL_CHANGES.discriminator()],
+                    Supported("a tool offered so far, by name")]
+    cache_control: Annotated[JsonValue, _CACHE] = None
+
+
+ToolResultContentBlockParam = Annotated[
+    Annotated[TextBlockParam, member("text")]
+    | Annotated[ToolReferenceBlockParam, member("tool_reference")],
+    CONTENT_BLOCKS.discriminator()]
+
+
 class ToolResultBlockParam(WireModel):
     type: Annotated[Literal["tool_result"], Supported("the kind")]
     tool_use_id: Annotated[str, Supported("the `tool_use` it answers")]
-    content: Annotated[str | list[TextOnlyBlockParam] | None,
-                       Supported("a string or text blocks")] = None
+    content: Annotated[str | list[ToolResultContentBlockParam] | None,
+                       Supported("a string, or text and `tool_reference` blocks")] = None
     is_error: Annotated[bool | None, Supported("the call failed")] = None
     cache_control: Annotated[JsonValue, _CACHE] = None
 
@@ -62,7 +111,9 @@ ContentBlockParam = Annotated[
     | Annotated[ToolUseBlockParam, member("tool_use")]
     | Annotated[ToolResultBlockParam, member("tool_result")]
     | Annotated[ThinkingBlockParam, member("thinking")]
-    | Annotated[RedactedThinkingBlockParam, member("redacted_thinking")],
+    | Annotated[RedactedThinkingBlockParam, member("redacted_thinking")]
+    | Annotated[ToolAdditionBlockParam, member("tool_addition")]
+    | Annotated[ToolRemovalBlockParam, member("tool_removal")],
     CONTENT_BLOCKS.discriminator()]
 
 MessageContentParam = str | list[ContentBlockParam]
@@ -82,7 +133,11 @@ class SystemMessageParam(WireModel):
     """Decoded only to be refused with the real API's wording (``decode.py``)."""
 
     role: Annotated[Literal["system"], Supported("refused: use the top-level `system`")]
-    content: Annotated[str | list[TextOnlyBlockParam], Supported("a string or text blocks")]
+    # anything the real API takes in a system message (text, `tool_addition` blocks, ...):
+    # the message is refused as a whole, with the wording clients retry on, whatever it holds
+    content: Annotated[JsonValue, Supported("refused with the message")]
+    clear_at: Annotated[JsonValue, Supported("refused with the message")] = None
+    output_config: Annotated[JsonValue, Supported("refused with the message")] = None
 
 
 MessageParam = Annotated[UserMessageParam | AssistantMessageParam | SystemMessageParam,

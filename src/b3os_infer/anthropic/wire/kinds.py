@@ -14,12 +14,21 @@ _DEFINED_TOOL = "Anthropic-defined tool: declare it as a custom tool instead"
 CONTENT_BLOCKS = kinds(
     "content block",
     ("text", "supported", "must be non-empty; `cache_control` ignored; `citations` refused"),
-    ("tool_use", "supported", "assistant turns; must be answered by `tool_result`"),
+    ("tool_use", "supported", "assistant turns; must be answered by `tool_result`; `caller` "
+     "accepted (every call here is direct)"),
     ("tool_result", "supported", "user turns; string or text-block content, `is_error`"),
     ("thinking", "supported", "assistant turns; the signature is verified, then the text is "
      "rendered back the way the template expects"),
     ("redacted_thinking", "supported", "accepted; its data is opaque, so nothing of it is "
      "rendered into the prompt"),
+    ("tool_reference", "supported", "in `tool_result.content` (what a tool search, such as "
+     "Claude Code's ToolSearch, answers): loads the deferred tool it names, whose definition "
+     "is rendered there, after the cached prefix, and which can be called from then on"),
+    ("tool_addition", "supported", "user turns (beta `mid-conversation-tool-changes`): the "
+     "tool it names or defines is offered from there on, its definition rendered there, "
+     "not in the tool list at the top, so the prompt before it stays cached"),
+    ("tool_removal", "supported", "user turns: the tool it names can no longer be called "
+     "from there on; the model reads that there, the tool list at the top stays as it was"),
     ("image", "refused", "the served models read text only"),
     ("document", "refused", "the served models read text only"),
     ("search_result", "refused", "citations are not produced"),
@@ -51,4 +60,13 @@ TOOL_TYPES = kinds(
     ("mcp_toolset", "refused", "server-side MCP connection"),
 )
 
-TABLES = (CONTENT_BLOCKS, TOOL_TYPES)
+TOOL_CHANGES = kinds(
+    "tool change target",
+    ("tool_reference", "supported", "a tool of `tools[]` by `name` (a deferred one, "
+     "typically)"),
+    ("tool_definition", "supported", "a custom tool by value, in `definition`"),
+    ("mcp_tool_reference", "refused", "no server-side MCP connections"),
+    ("mcp_toolset_reference", "refused", "no server-side MCP connections"),
+)
+
+TABLES = (CONTENT_BLOCKS, TOOL_TYPES, TOOL_CHANGES)

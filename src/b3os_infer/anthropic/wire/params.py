@@ -16,20 +16,27 @@ from ...wire import Ignored, Refused, Supported, WireModel
 from .content import MessageParam, SystemParam
 from .tools import ToolChoiceParam, ToolUnionParam
 
-Display = Literal["summarized", "omitted"]
+Display = Literal["summarized", "omitted", "updates"]
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
+
+
+_DISPLAY = Supported(
+    "`summarized` (the default) sends the reasoning as written; `omitted` sends empty "
+    "`thinking` text and the signature only; `updates` (beta `thinking-display-updates`) "
+    "is `omitted` plus the progress notes a model writes between tool calls as text, which "
+    "the models here write as ordinary text, so it sends what `omitted` sends")
 
 
 class ThinkingConfigEnabledParam(WireModel):
     type: Annotated[Literal["enabled"], Supported("reasoning with a budget")]
     budget_tokens: Annotated[int, Supported("at least 1024, less than `max_tokens`"),
                              Field(ge=1024)]
-    display: Annotated[Display | None, Supported("`omitted` sends the signature only")] = None
+    display: Annotated[Display | None, _DISPLAY] = None
 
 
 class ThinkingConfigAdaptiveParam(WireModel):
     type: Annotated[Literal["adaptive"], Supported("the budget follows `output_config.effort`")]
-    display: Annotated[Display | None, Supported("`omitted` sends the signature only")] = None
+    display: Annotated[Display | None, _DISPLAY] = None
 
 
 class ThinkingConfigDisabledParam(WireModel):
@@ -65,8 +72,11 @@ class DiagnosticsParam(WireModel):
 class MessageCreateParams(WireModel):
     model: Annotated[str, Supported("required; a model this node serves, never mapped to "
                                     "another")]
-    max_tokens: Annotated[int, Supported("required; at most the model's output limit"),
-                          Field(ge=1)]
+    max_tokens: Annotated[int, Supported(
+        "required; above the model's output limit (`max_tokens` in `GET /v1/models`) it is "
+        "lowered to that limit, as the OpenAI routes do; the reply then stops with "
+        "`max_tokens`, or `model_context_window_exceeded` where the window is full"),
+        Field(ge=1)]
     messages: Annotated[list[MessageParam], Supported("required; consecutive turns of one "
                                                       "role are combined")]
     system: Annotated[SystemParam | None, Supported(
@@ -86,7 +96,9 @@ class MessageCreateParams(WireModel):
     tool_choice: Annotated[ToolChoiceParam | None, Supported(
         "auto, any, tool, none; `disable_parallel_tool_use`")] = None
     thinking: Annotated[ThinkingConfigParam | None, Supported(
-        "enabled (budget honoured), adaptive, disabled; `display`")] = None
+        "enabled (budget honoured), adaptive, disabled; `display`: `summarized`, `omitted` "
+        "(the signature only), `updates` (beta; the real API adds its models' progress notes "
+        "as text, which the models here write as ordinary text: sent as `omitted`)")] = None
     output_config: Annotated[OutputConfigParam | None, Supported(
         "`effort` sets the adaptive thinking budget; `format` (json_schema) is enforced by "
         "grammar")] = None

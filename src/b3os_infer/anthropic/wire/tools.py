@@ -23,8 +23,10 @@ class ToolParam(WireModel):
     type: Annotated[Literal["custom"] | None, Supported("`custom` or absent")] = None
     strict: Annotated[bool | None, Supported("inputs always follow the schema here")] = None
     cache_control: Annotated[JsonValue, Ignored("the prefix cache is automatic")] = None
-    defer_loading: Annotated[JsonValue, Ignored("every tool is in the prompt from the "
-                                                "start")] = None
+    defer_loading: Annotated[bool | None, Supported(
+        "`true`: left out of the prompt, and not callable, until the conversation loads it "
+        "(a `tool_reference` in a `tool_result`, or a `tool_addition`); its definition is "
+        "then rendered there, after the cached prefix")] = None
     eager_input_streaming: Annotated[JsonValue, Ignored("inputs always stream as they are "
                                                         "generated")] = None
     input_examples: Annotated[JsonValue, Ignored("not shown to the model")] = None
