@@ -5,9 +5,9 @@ What it answers, as huggingface.co does:
 - ``GET /api/models/{repo}`` and ``/api/models/{repo}/revision/{rev}``: the model's info with
   ``sha`` and ``siblings``; with ``?blobs=True`` (``files_metadata=True``) each sibling has its
   ``size``, ``blobId`` and ``lfs`` ``{size, sha256, pointerSize}``.
-- ``HEAD``/``GET /{repo}/resolve/{rev}/{file}``: a 302 to the file's bytes (the CDN, here
-  ``/cdn/{sha256}``) with ``X-Repo-Commit``, ``ETag``, ``X-Linked-Etag`` and
-  ``X-Linked-Size``.
+- ``HEAD``/``GET /{repo}/resolve/{rev}/{file}``: a 302 to the file's bytes on the CDN (here
+  ``/cdn/{sha256}`` on a second port: another origin, as the real CDN is) with
+  ``X-Repo-Commit``, ``ETag``, ``X-Linked-Etag`` and ``X-Linked-Size``.
 - ``GET /cdn/{sha256}``: the bytes, with ``Range`` (206, ``Content-Range``) for resuming.
 - Errors with the headers ``huggingface_hub`` reads: ``X-Error-Code: RepoNotFound`` (401
   without a token, 404 with one), ``GatedRepo`` (401 without a token, 403 with one not
@@ -71,6 +71,7 @@ class LocalHub:
     repos: dict[str, HubRepo]
     seen: list[Seen] = field(default_factory=list)
     url: str = ""
+    cdn: str = ""
 
     def blob(self, sha256: str) -> HubFile | None:
         return next((f for r in self.repos.values() for f in r.files.values()
@@ -158,7 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "EntryNotFound", f"{path} does not exist on {rev}")
             return
         self.send_response(302)
-        self.send_header("Location", f"{self.hub.url}/cdn/{file.sha256}")
+        self.send_header("Location", f"{self.hub.cdn}/cdn/{file.sha256}")
         self.send_header("X-Repo-Commit", repo.commit)
         self.send_header("ETag", f'"{file.sha256[:40]}"')
         self.send_header("X-Linked-Etag", f'"{file.sha256}"')
@@ -237,13 +238,15 @@ def local_hub(repos: dict[str, HubRepo]) -> Iterator[LocalHub]:
     """The Hub serving ``repos`` on a free port of 127.0.0.1, stopped afterwards."""
     hub = LocalHub(repos)
     handler = type("Handler", (_Handler,), {"hub": hub})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    hub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler) for _ in range(2)]
+    hub.url, hub.cdn = (f"http://127.0.0.1:{s.server_address[1]}" for s in servers)
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in servers]
+    for thread in threads:
+        thread.start()
     try:
         yield hub
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+        for server, thread in zip(servers, threads, strict=True):
+            server.shutdown()
+            server.server_close()
+            thread.join()

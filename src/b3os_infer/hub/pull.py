@@ -12,6 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
 import httpx
 from huggingface_hub import HfApi, constants, get_hf_file_metadata, get_token, hf_hub_url
@@ -65,7 +66,8 @@ class Hub:
 
     def resolve(self, reference: Reference) -> Resolved:
         with self._errors(reference):
-            info = HfApi(endpoint=self.endpoint).model_info(reference.repo, files_metadata=True)
+            info = HfApi(endpoint=self.endpoint, token=self._token()).model_info(
+                reference.repo, files_metadata=True)
         files = [RemoteFile(s.rfilename, s.lfs.size, s.lfs.sha256)
                  for s in info.siblings or () if s.lfs is not None]
         return Resolved(choose(reference, ggufs(reference.repo, files)), str(info.sha),
@@ -75,11 +77,18 @@ class Hub:
         """Where the file's bytes are (the Hub redirects LFS files to its CDN)."""
         url = hf_hub_url(reference.repo, path, revision=revision, endpoint=self.endpoint)
         with self._errors(reference):
-            meta = get_hf_file_metadata(url)
+            meta = get_hf_file_metadata(url, token=self._token())
         return str(meta.location)
 
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+    def _token(self) -> str | bool:
+        """Ours, or False: huggingface_hub would otherwise look for one again."""
+        return self.token or False
+
+    def headers(self, url: str) -> dict[str, str]:
+        """The token goes to the Hub only, never to the CDN it redirects to."""
+        if self.token and _origin(url) == _origin(self.endpoint):
+            return {"Authorization": f"Bearer {self.token}"}
+        return {}
 
     @contextmanager
     def _errors(self, reference: Reference) -> Iterator[None]:
@@ -107,6 +116,11 @@ class Hub:
                     f"accept its conditions at {page}")
         return (f"{reference} is gated: accept its conditions at {page}, then set HF_TOKEN "
                 "to a token of that account")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
 def _first_line(exc: Exception) -> str:
@@ -209,7 +223,7 @@ class Puller:
                 return
             target.unlink()   # another revision's file
         url = self.hub.location(reference, resolved.revision, part.path)
-        fetch(client, url, self.hub.headers(), part, target, progress)
+        fetch(client, url, self.hub.headers(url), part, target, progress)
 
 
 def _shifted(bar: Progress | None, offset: int, total: int) -> Callable[[int], None]:

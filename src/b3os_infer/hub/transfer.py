@@ -80,7 +80,7 @@ def _stream(client: httpx.Client, url: str, headers: Mapping[str, str], partial:
         else:
             mode = "ab"
         with partial.open(mode) as out:
-            for block in response.iter_bytes(_BLOCK):
+            for block in response.iter_bytes():
                 out.write(block)
                 digest.update(block)
                 done += len(block)
