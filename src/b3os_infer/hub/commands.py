@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -11,6 +14,21 @@ from . import HubError
 from .pull import Hub, Puller
 from .refs import Reference, choose, is_reference, parse
 from .store import DOWNLOADING, INSTALLED, Record, Store
+
+
+@contextmanager
+def _quiet_http() -> Iterator[None]:
+    """No log line per HTTP request (httpx logs each at INFO) while pulling: the progress
+    bar says it."""
+    loggers = [logging.getLogger(name) for name in ("httpx", "httpx2", "huggingface_hub")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def puller(models: Path, hub: Hub | None = None, stream: TextIO = sys.stderr) -> Puller:
@@ -26,7 +44,8 @@ def puller(models: Path, hub: Hub | None = None, stream: TextIO = sys.stderr) ->
 def add(text: str, models: Path, hub: Hub | None = None) -> int:
     """``models add hf.co/…``: 0 when installed (now or before), 1 after saying why not."""
     try:
-        record, downloaded = puller(models, hub).add(parse(text))
+        with _quiet_http():
+            record, downloaded = puller(models, hub).add(parse(text))
     except HubError as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
@@ -42,7 +61,8 @@ def add(text: str, models: Path, hub: Hub | None = None) -> int:
 
 def served(text: str, models: Path, hub: Hub | None = None) -> tuple[str, Path]:
     """``serve --model hf.co/…``: the id and GGUF to serve, added first when missing."""
-    record = puller(models, hub).ensure(parse(text))
+    with _quiet_http():
+        record = puller(models, hub).ensure(parse(text))
     return record.name, Store(models).first(record)
 
 

@@ -177,15 +177,17 @@ class Puller:
         gguf = resolved.gguf
         record = Record(gguf.name, gguf.repo, resolved.revision, self.hub.endpoint,
                         gguf.parts, DOWNLOADING)
+        # the first file's resolution checks access (a gated repo answers it with 401/403)
+        known = {gguf.first: self.hub.location(reference, resolved.revision, gguf.first)}
         folder = self.store.folder(gguf.repo)
-        folder.mkdir(parents=True, exist_ok=True)
         check_space(self._missing(gguf), folder, self.hub.free_space)
+        folder.mkdir(parents=True, exist_ok=True)
         self.store.save(record)
         self.said(f"downloading {gguf.name} ({gguf.size / 1e9:.2f} GB in "
                   f"{len(gguf.parts)} file{'s' if len(gguf.parts) > 1 else ''}) "
                   f"from {self.hub.endpoint}/{gguf.repo}")
         try:
-            self._parts(reference, resolved)
+            self._parts(reference, resolved, known)
         except HubError:
             self.store.remove(record)
             raise
@@ -205,24 +207,26 @@ class Puller:
             missing += part.size - (partial.stat().st_size if partial.is_file() else 0)
         return max(missing, 0)
 
-    def _parts(self, reference: Reference, resolved: Resolved) -> None:
+    def _parts(self, reference: Reference, resolved: Resolved, known: dict[str, str]) -> None:
         gguf = resolved.gguf
         bar = self.progress(f"pulling {gguf.name}") if self.progress else None
         offset = 0
         with httpx.Client(timeout=self.hub.timeout, follow_redirects=True) as client:
             for part in gguf.parts:
-                self._part(client, reference, resolved, part, _shifted(bar, offset, gguf.size))
+                url = known.get(part.path) or self.hub.location(reference, resolved.revision,
+                                                                part.path)
+                self._part(client, url, resolved.gguf.repo, part,
+                           _shifted(bar, offset, gguf.size))
                 offset += part.size
 
-    def _part(self, client: httpx.Client, reference: Reference, resolved: Resolved,
-              part: RemoteFile, progress: Callable[[int], None]) -> None:
-        target = self.store.path(resolved.gguf.repo, part.path)
+    def _part(self, client: httpx.Client, url: str, repo: str, part: RemoteFile,
+              progress: Callable[[int], None]) -> None:
+        target = self.store.path(repo, part.path)
         if target.is_file():
             if hash_file(target) == part.sha256:
                 progress(part.size)   # a part a previous run finished and checked
                 return
             target.unlink()   # another revision's file
-        url = self.hub.location(reference, resolved.revision, part.path)
         fetch(client, url, self.hub.headers(url), part, target, progress)
 
 

@@ -9,7 +9,6 @@ part is there and checked, then ``installed``.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -93,21 +92,15 @@ class Store:
         self._prune(self.folder(record.repo))
 
     def _prune(self, folder: Path) -> None:
-        """Empty folders from ``folder`` up to (not including) the store's root."""
+        """Empty folders from ``folder`` up to the store's root (``hf.co``) included."""
         if not folder.is_dir():
             return
         for sub in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
             if sub.is_dir() and not any(sub.iterdir()):
                 sub.rmdir()
-        while folder != self.root and folder.is_dir() and not any(folder.iterdir()):
+        while folder != self.root.parent and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
             folder = folder.parent
-
-    def discard(self, repo: str) -> None:
-        """The repository's folder if it holds no record at all (a pull that failed early)."""
-        if self.folder(repo).is_dir() and not self.records(repo):
-            shutil.rmtree(self.folder(repo))
-            self._prune(self.folder(repo).parent)
 
     def _record_path(self, repo: str, tag: str) -> Path:
         return self.folder(repo) / _RECORDS / f"{tag}.json"

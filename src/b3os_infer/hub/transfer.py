@@ -31,8 +31,10 @@ def disk_free(folder: Path) -> int:
 
 
 def check_space(needed: int, folder: Path, free_space: FreeSpace = disk_free) -> None:
-    """HubError when ``needed`` bytes (and a margin) do not fit where ``folder`` is."""
-    free = free_space(folder)
+    """HubError when ``needed`` bytes (and a margin) do not fit where ``folder`` is (or will
+    be: its nearest existing parent is asked)."""
+    existing = next(p for p in (folder, *folder.parents) if p.is_dir())
+    free = free_space(existing)
     if needed + MARGIN > free:
         raise HubError(f"not enough disk space in {folder}: the download needs "
                        f"{needed / 1e9:.2f} GB more and {free / 1e9:.2f} GB are free; "
