@@ -14,7 +14,8 @@ What it answers, as huggingface.co does:
   granted), ``EntryNotFound`` (404); ``X-Error-Message`` says it in words.
 
 A file can be served damaged (``corrupt``: one byte changed, the listing's hash kept) or cut
-once (``cut_once``: the first full GET stops after that many bytes, as a dropped connection).
+once (``cut_once``: the first full GET stops after that many bytes, as a dropped connection),
+or fail once (``fail_once``: the first GET of its bytes answers that HTTP status).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class HubFile:
     source: Path
     corrupt: bool = False
     cut_once: int | None = None
+    fail_once: int | None = None     # the first GET of the bytes answers this status
     sha256: str = ""
 
     def __post_init__(self) -> None:
@@ -170,6 +172,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _bytes(self, sha256: str, body: bool) -> None:
         if (file := self.hub.blob(sha256)) is None:
             self._error(404, "", "No such blob")
+            return
+        if body and file.fail_once is not None:
+            status, file.fail_once = file.fail_once, None
+            self._error(status, "", "Service unavailable")
             return
         start = _range_start(self.headers.get("Range"))
         self.send_response(206 if start else 200)

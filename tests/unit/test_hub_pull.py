@@ -149,6 +149,24 @@ def test_a_cut_download_is_kept_as_partial_and_the_next_add_resumes_it_with_a_ra
     assert store.first(record).read_bytes() == blobs["Tiny-Q4_K_M.gguf"].read_bytes()
 
 
+def test_a_cdn_error_on_a_later_part_keeps_the_parts_done_and_the_next_add_finishes(
+        blobs: dict[str, Path], tmp_path: Path) -> None:
+    failing = repo(blobs)
+    failing.files[SPLIT[1]].fail_once = 503
+    with local_hub({"tiny/Tiny-GGUF": failing}) as hub:
+        pull = puller(hub, tmp_path / "models")
+        with pytest.raises(HubError, match=r"interrupted \(the download answered HTTP 503\); "
+                           "run the same command again to resume it"):
+            pull.add(parse("hf.co/tiny/Tiny-GGUF:Q8_0"))
+        store = Store(tmp_path / "models")
+        assert store.path("tiny/Tiny-GGUF", SPLIT[0]).read_bytes() == \
+            blobs[SPLIT[0]].read_bytes()
+        record, _ = pull.add(parse("hf.co/tiny/Tiny-GGUF:Q8_0"))
+    assert record.state == "installed"
+    fetched = [s.path for s in hub.seen if s.method == "GET" and s.path.startswith("/cdn/")]
+    assert [fetched.count(f"/cdn/{failing.files[n].sha256}") for n in SPLIT] == [1, 2, 1]
+
+
 def test_no_disk_space_is_an_error_before_any_download(hub: LocalHub, tmp_path: Path) -> None:
     with pytest.raises(HubError, match=r"^not enough disk space in .*Tiny-GGUF: the download "
                        r"needs 0.00 GB more and 0.01 GB are free"):

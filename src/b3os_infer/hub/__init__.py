@@ -10,3 +10,8 @@ from __future__ import annotations
 
 class HubError(Exception):
     """A model we cannot pull or find; the one-line message says what happened and what to do."""
+
+
+class Interrupted(HubError):
+    """The Hub or its CDN could not be reached or answered an error mid-way: what was
+    downloaded so far is kept, to resume."""

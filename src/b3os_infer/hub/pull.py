@@ -24,7 +24,7 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
 )
 
-from . import HubError
+from . import HubError, Interrupted
 from .refs import Gguf, Reference, RemoteFile, choose, ggufs
 from .store import DOWNLOADING, INSTALLED, Record, Store
 from .transfer import FreeSpace, Progress, check_space, disk_free, fetch, hash_file
@@ -43,6 +43,8 @@ def _transport_errors() -> tuple[type[Exception], ...]:
 
 
 NETWORK_ERRORS = _transport_errors()
+# what leaves a download to resume rather than deleted
+RESUMABLE: tuple[type[Exception], ...] = (Interrupted, *NETWORK_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,10 @@ class Hub:
         except OfflineModeIsEnabled as exc:
             raise HubError(f"{reference} is not installed and HF_HUB_OFFLINE is set") from exc
         except HfHubHTTPError as exc:
-            raise HubError(f"{reference}: the Hub answered {_first_line(exc)}") from exc
+            error = Interrupted if _transient(exc) else HubError
+            raise error(f"{reference}: the Hub answered {_first_line(exc)}") from exc
         except NETWORK_ERRORS as exc:
-            raise HubError(f"{reference}: cannot reach the Hub at {self.endpoint} "
+            raise Interrupted(f"{reference}: cannot reach the Hub at {self.endpoint} "
                            f"({exc or type(exc).__name__})") from exc
 
     def gated_message(self, reference: Reference) -> str:
@@ -121,6 +124,12 @@ class Hub:
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+def _transient(exc: HfHubHTTPError) -> bool:
+    """429 and 5xx: worth trying again later, so a download in progress is kept."""
+    status = getattr(exc.response, "status_code", None) or 0
+    return status == 429 or status >= 500
 
 
 def _first_line(exc: Exception) -> str:
@@ -157,10 +166,10 @@ class Puller:
                                "unset it to download")
             return record, False
         resolved = self.hub.resolve(reference)
-        if resolved.gated and not self.hub.token:
-            raise HubError(self.hub.gated_message(reference))
         if (record := self._already(resolved)) is not None:
             return record, False
+        if resolved.gated and not self.hub.token:
+            raise HubError(self.hub.gated_message(reference))
         return self._download(reference, resolved), True
 
     def ensure(self, reference: Reference) -> Record:
@@ -188,24 +197,26 @@ class Puller:
                   f"from {self.hub.endpoint}/{gguf.repo}")
         try:
             self._parts(reference, resolved, known)
-        except HubError:
-            self.store.remove(record)
-            raise
-        except NETWORK_ERRORS as exc:
+        except RESUMABLE as exc:
             raise HubError(f"the download of {gguf.name} was interrupted "
                            f"({exc or type(exc).__name__}); run the same command again to "
                            "resume it") from exc
+        except HubError:
+            self.store.remove(record)
+            raise
         installed = replace(record, state=INSTALLED)
         self.store.save(installed)
         return installed
 
     def _missing(self, gguf: Gguf) -> int:
-        """The bytes still to download: partial downloads count as done."""
+        """The bytes still to download: finished parts and partial downloads count as done."""
         missing = 0
         for part in gguf.parts:
-            partial = self.store.partial(gguf.repo, part.path)
-            missing += part.size - (partial.stat().st_size if partial.is_file() else 0)
-        return max(missing, 0)
+            done = [p.stat().st_size for p in (self.store.path(gguf.repo, part.path),
+                                                self.store.partial(gguf.repo, part.path))
+                    if p.is_file()]
+            missing += max(part.size - max(done, default=0), 0)
+        return missing
 
     def _parts(self, reference: Reference, resolved: Resolved, known: dict[str, str]) -> None:
         gguf = resolved.gguf

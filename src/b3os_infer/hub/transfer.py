@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from . import HubError
+from . import HubError, Interrupted
 from .refs import RemoteFile
 
 _BLOCK = 1 << 20
@@ -93,7 +93,7 @@ def _stream(client: httpx.Client, url: str, headers: Mapping[str, str], partial:
 def _check_status(response: httpx.Response, url: str) -> None:
     if response.status_code in (200, 206):
         return
-    raise HubError(f"the Hub answered {response.status_code} for {url}; try again later")
+    raise Interrupted(f"the download answered HTTP {response.status_code}")
 
 
 def _verify(file: RemoteFile, size: int, sha256: str, partial: Path) -> None:
