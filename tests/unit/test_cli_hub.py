@@ -72,6 +72,14 @@ def test_models_list_shows_size_state_and_source_and_rm_removes(
         cli(tmp_path, hub, "models", "list").stdout
 
 
+def test_an_installed_model_whose_file_went_missing_is_listed_as_incomplete(
+        tmp_path: Path, hub: LocalHub) -> None:
+    assert cli(tmp_path, hub, "models", "add", "hf.co/tiny/Tiny-GGUF").returncode == 0
+    (tmp_path / "models" / "hf.co" / "tiny" / "Tiny-GGUF" / "Tiny-Q4_K_M.gguf").unlink()
+    rows = [line.split() for line in cli(tmp_path, hub, "models", "list").stdout.splitlines()]
+    assert [NAME, "2.5", "MB", "incomplete"] in [row[:4] for row in rows]
+
+
 def test_a_cut_download_is_listed_as_partial(tmp_path: Path, hub: LocalHub) -> None:
     hub.repos["tiny/Tiny-GGUF"].files["Tiny-Q4_K_M.gguf"].cut_once = 1_000_000
     cut = cli(tmp_path, hub, "models", "add", "hf.co/tiny/Tiny-GGUF")
