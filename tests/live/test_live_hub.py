@@ -18,17 +18,23 @@ import openai
 import pytest
 
 from b3os_infer.node.models import default_model_path
+from support.gguf_split import split
 from support.hub_server import HubFile, HubRepo, LocalHub, local_hub
 from support.servers import cli, free_port, start_server, stop, wait_healthy
 
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF"
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NAME = f"hf.co/{REPO}:Q4_1"
+SPLIT_REPO = "tests/SmolLM2-split-GGUF"
 
 
 @pytest.fixture(scope="module")
-def hub() -> Iterator[LocalHub]:
-    with local_hub({REPO: HubRepo({FILE: HubFile(default_model_path())})}) as running:
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
+    """SmolLM2's GGUF as one file, and cut in two as a split GGUF that llama.cpp loads."""
+    parts = split(default_model_path(), 2, tmp_path_factory.mktemp("split"),
+                  "SmolLM2-135M-Instruct-Q4_1")
+    with local_hub({REPO: HubRepo({FILE: HubFile(default_model_path())}),
+                    SPLIT_REPO: HubRepo({p.name: HubFile(p) for p in parts})}) as running:
         yield running
 
 
@@ -107,3 +113,26 @@ def test_serve_of_a_hub_model_not_installed_pulls_it_first(
     listed = cli(home, "models", "list").stdout
     assert any(line.split()[:4] == [NAME, "98.4", "MB", "installed"]
                for line in listed.splitlines())
+
+
+def test_serve_of_a_split_gguf_pulls_every_part_and_llama_cpp_serves_it_from_the_first(
+        tmp_path: Path, hub: LocalHub) -> None:
+    home = tmp_path / "home"
+    added = models_add(home, hub, f"hf.co/{SPLIT_REPO}:q4_1")
+    assert added.returncode == 0, added.stderr[-3000:]
+    name = f"hf.co/{SPLIT_REPO}:Q4_1"
+    folder = home / "models" / "hf.co" / SPLIT_REPO
+    assert sorted(p.name for p in folder.glob("*.gguf")) == [
+        "SmolLM2-135M-Instruct-Q4_1-00001-of-00002.gguf",
+        "SmolLM2-135M-Instruct-Q4_1-00002-of-00002.gguf"]
+    assert "2 file(s), SHA-256 checked" in added.stdout
+    key = cli(home, "keys", "create", "--name", "tests").stdout.strip().splitlines()[-1]
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    process = start_server(home, port, "--model", name, env=hf_env(hub, home))
+    try:
+        wait_healthy(root, process, timeout=300)
+        openai_text, anthropic_text = ask_both(root, key, name)
+    finally:
+        stop(process)
+    assert openai_text.strip() and anthropic_text.strip()
