@@ -15,7 +15,8 @@ What it answers, as huggingface.co does:
 
 A file can be served damaged (``corrupt``: one byte changed, the listing's hash kept) or cut
 once (``cut_once``: the first full GET stops after that many bytes, as a dropped connection),
-or fail once (``fail_once``: the first GET of its bytes answers that HTTP status).
+fail once (``fail_once``: the first GET of its bytes answers that HTTP status), or stall once
+(``stall_once``: the first full GET sends that many bytes and then nothing, as a slow link).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class HubFile:
     corrupt: bool = False
     cut_once: int | None = None
     fail_once: int | None = None     # the first GET of the bytes answers this status
+    stall_once: int | None = None    # the first full GET sends this many bytes, then waits
     sha256: str = ""
 
     def __post_init__(self) -> None:
@@ -72,6 +74,7 @@ class Seen:
 class LocalHub:
     repos: dict[str, HubRepo]
     seen: list[Seen] = field(default_factory=list)
+    stopping: threading.Event = field(default_factory=threading.Event)
     url: str = ""
     cdn: str = ""
 
@@ -188,6 +191,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(file, start)
 
     def _send(self, file: HubFile, start: int) -> None:
+        if not start and file.stall_once is not None:
+            stall, file.stall_once = file.stall_once, None
+            self.wfile.write(next(_blocks(file, 0))[1][:stall])
+            self.wfile.flush()
+            self.hub.stopping.wait(60)
+            self.close_connection = True
+            return
         limit = file.cut_once if not start else None
         if limit is not None:
             file.cut_once = None
@@ -252,6 +262,7 @@ def local_hub(repos: dict[str, HubRepo]) -> Iterator[LocalHub]:
     try:
         yield hub
     finally:
+        hub.stopping.set()
         for server, thread in zip(servers, threads, strict=True):
             server.shutdown()
             server.server_close()

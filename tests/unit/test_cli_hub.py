@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,6 +81,31 @@ def test_an_installed_model_whose_file_went_missing_is_listed_as_incomplete(
     (tmp_path / "models" / "hf.co" / "tiny" / "Tiny-GGUF" / "Tiny-Q4_K_M.gguf").unlink()
     rows = [line.split() for line in cli(tmp_path, hub, "models", "list").stdout.splitlines()]
     assert [NAME, "2.5", "MB", "incomplete"] in [row[:4] for row in rows]
+
+
+def test_ctrl_c_during_a_pull_is_one_line_and_the_next_add_resumes(
+        tmp_path: Path, hub: LocalHub) -> None:
+    hub.repos["tiny/Tiny-GGUF"].files["Tiny-Q4_K_M.gguf"].stall_once = 700_000
+    env = {"B3OS_INFER_HOME": str(tmp_path), "PATH": "/usr/bin", "PYTHONPATH": SOURCES,
+           "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")}
+    process = subprocess.Popen([sys.executable, "-m", "b3os_infer.cli", "models", "add",
+                                "hf.co/tiny/Tiny-GGUF"], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    partial = tmp_path / "models" / "hf.co" / "tiny" / "Tiny-GGUF" / "Tiny-Q4_K_M.gguf.partial"
+    deadline = time.monotonic() + 60
+    while not (partial.is_file() and partial.stat().st_size == 700_000):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert stderr.splitlines()[-1] == ("b3os-infer: stopped pulling hf.co/tiny/Tiny-GGUF; what "
+                                       "was downloaded is kept: run the same command again to "
+                                       "resume")
+    assert "Traceback" not in stderr
+    resumed = cli(tmp_path, hub, "models", "add", "hf.co/tiny/Tiny-GGUF")
+    assert resumed.returncode == 0 and resumed.stdout.startswith(f"installed {NAME}")
+    assert [s.range for s in hub.seen if s.path.startswith("/cdn/")] == [None, "bytes=700000-"]
 
 
 def test_a_cut_download_is_listed_as_partial(tmp_path: Path, hub: LocalHub) -> None:

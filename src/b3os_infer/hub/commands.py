@@ -17,15 +17,18 @@ from .store import DOWNLOADING, INSTALLED, Record, Store
 
 
 @contextmanager
-def _quiet_http() -> Iterator[None]:
-    """No log line per HTTP request (httpx logs each at INFO) while pulling: the progress
-    bar says it."""
+def _pulling(text: str) -> Iterator[None]:
+    """While pulling: no log line per HTTP request (httpx logs each at INFO; the progress
+    bar says it), and Ctrl-C a one-line HubError rather than a traceback."""
     loggers = [logging.getLogger(name) for name in ("httpx", "httpx2", "huggingface_hub")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.WARNING)
     try:
         yield
+    except KeyboardInterrupt as exc:
+        raise HubError(f"stopped pulling {text}; what was downloaded is kept: run the same "
+                       "command again to resume") from exc
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
@@ -44,7 +47,7 @@ def puller(models: Path, hub: Hub | None = None, stream: TextIO = sys.stderr) ->
 def add(text: str, models: Path, hub: Hub | None = None) -> int:
     """``models add hf.co/…``: 0 when installed (now or before), 1 after saying why not."""
     try:
-        with _quiet_http():
+        with _pulling(text):
             record, downloaded = puller(models, hub).add(parse(text))
     except HubError as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
@@ -61,7 +64,7 @@ def add(text: str, models: Path, hub: Hub | None = None) -> int:
 
 def served(text: str, models: Path, hub: Hub | None = None) -> tuple[str, Path]:
     """``serve --model hf.co/…``: the id and GGUF to serve, added first when missing."""
-    with _quiet_http():
+    with _pulling(text):
         record = puller(models, hub).ensure(parse(text))
     return record.name, Store(models).first(record)
 
