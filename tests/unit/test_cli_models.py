@@ -82,3 +82,16 @@ def test_models_add_of_a_verified_pack_says_so_and_downloads_nothing(
     assert "already installed and verified" in capsys.readouterr().out
     assert (tmp_path / "models" / "tiny.gguf").stat().st_mtime_ns == before
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["tiny.gguf"]
+
+
+def test_models_rm_of_a_pack_removes_its_gguf_and_of_one_not_installed_says_so(
+        tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    gguf = tmp_path / "models" / "qwen2.5-coder-0.5b.gguf"
+    gguf.write_bytes(b"GGUF")
+    removed = cli(tmp_path, "models", "rm", "qwen2.5-coder-0.5b")
+    assert removed.returncode == 0 and removed.stdout == f"removed qwen2.5-coder-0.5b ({gguf})\n"
+    assert not gguf.exists()
+    again = cli(tmp_path, "models", "rm", "qwen2.5-coder-0.5b")
+    assert (again.returncode, again.stderr) == (
+        1, "b3os-infer: model pack qwen2.5-coder-0.5b is not installed\n")
