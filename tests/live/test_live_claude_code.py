@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from support.agents import AgentCli, installs
+from support.recorder import RecordingProxy
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy
 
 CLAUDE = Path(__file__).resolve().parents[1] / "js" / "node_modules" / ".bin" / "claude"
@@ -342,3 +343,35 @@ def test_a_first_request_over_the_window_is_prompt_is_too_long_with_our_numbers(
     assert int(found[1]) > 2 * window, output
     assert done.returncode != 0, output
 
+
+
+def has_system_message(body: dict[str, Any] | None) -> bool:
+    return any(m.get("role") == "system" for m in (body or {}).get("messages") or [])
+
+
+def test_a_default_session_is_refused_only_for_the_system_message_it_then_folds(
+        scripted_live, tmp_path, claude_cli):
+    server = scripted_live([reply("A river is asked for.", "The Willamette.",
+                                  when="Name one river")])
+    # Claude Code's own defaults: no output cap (it asks for max_tokens 32000), every tool,
+    # its whole system prompt, thinking as it sends it
+    with RecordingProxy(server.root) as proxy:
+        done = claude(LiveServer(proxy.root, server.key, server.home), tmp_path, "-p",
+                      "Name one river in Oregon.", small=False,
+                      env={"CLAUDE_CODE_MAX_OUTPUT_TOKENS": None}, program=claude_cli.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "The Willamette." in done.stdout
+    exchanges = proxy.recording.exchanges
+    messages = [e for e in exchanges if e.path.startswith("/v1/infer/v1/messages")]
+    assert messages and messages[-1].status == 200
+    # it asked for more than the model can write (8,192 here), which was lowered, not refused
+    assert messages[-1].body is not None and messages[-1].body["max_tokens"] > 8192
+    for i, refused in enumerate(messages):
+        if refused.status == 200:
+            continue
+        # the one refusal the seed asks for, worded as the real API does, then resent folded
+        assert refused.status == 400 and has_system_message(refused.body), refused
+        assert refused.answer is not None
+        assert refused.answer["error"]["message"].startswith('Unexpected role "system"')
+        assert not has_system_message(messages[i + 1].body)
+    assert [e for e in exchanges if e.status >= 400 and e not in messages] == []
