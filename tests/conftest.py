@@ -15,12 +15,7 @@ import openai
 import pytest
 
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy
-
-TIERS = ("unit", "app", "live")
-# The most seconds one test may take, fixtures included (pytest-timeout), by tier: a hung test
-# fails on its own instead of eating CI's 90 minutes. A test that needs longer says so with its
-# own ``@pytest.mark.timeout(...)``, which wins.
-TIMEOUT_S = {"unit": 60, "app": 120, "live": 900}
+from support.tiers import TIERS, TIMEOUT_S
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

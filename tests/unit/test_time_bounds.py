@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TIMEOUT_S
+
+from support.tiers import TIMEOUT_S
 
 
 def test_a_unit_test_gets_the_unit_tiers_bound(request: pytest.FixtureRequest) -> None:
