@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
-HOST ?= 127.0.0.1
-PORT ?= 8000
+# where `make serve` listens; unset, the config's [server] host and port (127.0.0.1:8000)
+HOST ?=
+PORT ?=
+LISTEN = $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 ARGS ?=
 # a Hub model (hf.co/OWNER/REPO[:TAG]) or a model pack to install (b3os-infer models add)
 # and serve instead of the embedded default
@@ -69,12 +71,12 @@ $(LLAMA_SERVER): | $(DEV_STAMP)
 	LLAMA_CPP='$(LLAMA_CPP)' LLAMA_FLAGS='$(LLAMA_FLAGS)' LLAMA_SERVER_DIR='$(dir $(LLAMA_SERVER))' \
 	    SDISTS='$(SDISTS)' bench/build_llama_server.sh $(VENV)
 
-serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT=, ARGS="--config FILE"; MODEL=hf.co/OWNER/REPO[:TAG] or MODEL=PACK installs and serves that model instead)
+serve: install ## serve the embedded default model on 127.0.0.1:8000 (HOST=, PORT= override the config's [server]; ARGS="--config FILE"; MODEL=hf.co/OWNER/REPO[:TAG] or MODEL=PACK installs and serves that model instead)
 ifneq ($(MODEL),)
 	$(BIN)/b3os-infer models add $(MODEL)
-	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) --model $(MODEL) $(ARGS)
+	$(BIN)/b3os-infer serve $(LISTEN) --model $(MODEL) $(ARGS)
 else
-	$(BIN)/b3os-infer serve --host $(HOST) --port $(PORT) $(ARGS)
+	$(BIN)/b3os-infer serve $(LISTEN) $(ARGS)
 endif
 
 test: install-dev $(LLAMA_SERVER) ## run the whole test suite (unit, in-process and live SDK tests; the first run builds llama-server)
