@@ -3,7 +3,9 @@ chat model, through the official OpenAI SDK, with the usage ledger and the healt
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -46,7 +48,25 @@ def test_concurrent_requests_each_get_their_own_vectors(openai_client):
     assert np.allclose(apart, [d.embedding for d in together.data], atol=1e-5)
 
 
-def test_embedding_requests_are_in_the_usage_ledger(live, openai_client):
-    openai_client.embeddings.create(model=MODEL, input="ledger check")
-    report = cli(live.home, "usage").stdout
-    assert MODEL in report
+def ledger_totals(home: Path) -> tuple[int, int]:
+    """Requests and input tokens the usage ledger holds for the embedding model."""
+    requests = tokens = 0
+    for line in cli(home, "usage").stdout.splitlines():
+        fields = line.split()
+        if MODEL in fields:
+            at = fields.index(MODEL)
+            requests += int(fields[at + 1])
+            tokens += int(fields[at + 3])
+    return requests, tokens
+
+
+def test_an_embedding_request_adds_one_row_with_its_input_tokens_to_the_ledger(
+        live, openai_client):
+    before = ledger_totals(live.home)
+    made = openai_client.embeddings.create(model=MODEL, input="ledger check")
+    expected = (before[0] + 1, before[1] + made.usage.prompt_tokens)
+    # the ledger is written off the event loop: wait for the row
+    deadline = time.monotonic() + 10
+    while (after := ledger_totals(live.home)) != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert after == expected
