@@ -100,6 +100,11 @@ class Metrics:
         self.auth_failures = self._counter(
             "b3os_edge_auth_failures", "Requests refused at authentication (401) or for a "
             "missing permission (403), by b3os error code", ["code"])
+        self.routing = self._counter(
+            "b3os_edge_routing_decisions", "Requests the edge placed on a node, by model, "
+            "decision (affine: the key's own node; fallback: the least loaded node because "
+            "the key's own was busy; no_key) and key (session, prefix, none)",
+            ["model", "decision", "key"])
         self.limit_refusals = self._counter(
             "b3os_edge_limit_refusals", "Requests refused by the edge's rate limits (429) or "
             "queues (529), by model and b3os error code", ["model", "code"])
@@ -186,6 +191,9 @@ class Metrics:
 
     def refused(self, model: str, code: str) -> None:
         self.limit_refusals.labels(self.model_label(model), code).inc()
+
+    def routed(self, model: str | None, decision: str, key: str) -> None:
+        self.routing.labels(self.model_label(model), decision, key).inc()
 
     def auth_failed(self, code: str) -> None:
         self.auth_failures.labels(code).inc()
