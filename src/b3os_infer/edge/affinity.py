@@ -124,13 +124,25 @@ def _opening(conversation: object) -> object:
 
 
 def _bounded(part: object) -> bytes:
+    """The part's first ``PREFIX_PART_BYTES`` as JSON; a list is encoded item by item and
+    only as far as the bound (Claude Code's tools are about 60 KB)."""
     if part is None:
         return b""
     if isinstance(part, bytes):
         return part
     if isinstance(part, str):
-        return part[:PREFIX_PART_BYTES].encode("utf-8", "surrogatepass")[:PREFIX_PART_BYTES]
-    text = json.dumps(_without_markers(part), ensure_ascii=False, separators=(",", ":"))
+        return _cut(part)
+    pieces, size = [], 0
+    for item in part if isinstance(part, list) else [part]:
+        pieces.append(json.dumps(_without_markers(item), ensure_ascii=False,
+                                 separators=(",", ":")))
+        size += len(pieces[-1])
+        if size >= PREFIX_PART_BYTES:
+            break
+    return _cut("\x1e".join(pieces))
+
+
+def _cut(text: str) -> bytes:
     return text[:PREFIX_PART_BYTES].encode("utf-8", "surrogatepass")[:PREFIX_PART_BYTES]
 
 
