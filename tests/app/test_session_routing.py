@@ -6,7 +6,9 @@ edges is the real forwarder over a node pool of its own, and the turns alternate
 them. Each request's body is Claude Code's recorded first request (``metadata.user_id``
 with the session's id, the session's own task) with the earlier turns appended. A request
 is cold when it lands on a node that has not served its session before (the engine of
-each node keeps what it received). Round robin measured 2.75 cold requests per session.
+each node keeps what it received); every other request finds its session's previous
+prompt in that node's prefix cache (the scripted engine reports the longest prefix it has
+seen as cached). Round robin measured 2.75 cold requests per session.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from starlette.types import ASGIApp, Message
 
 from b3os_infer.app import create_node_app
@@ -83,7 +86,10 @@ class Fleet:
     nodes: Nodes
     edges: list[Forwarder]
     metrics: list[Metrics]
+    client: httpx.AsyncClient
     served: dict[int, list[str]] = field(default_factory=dict)   # session -> node per turn
+    # session -> per turn: (prompt tokens, of which read from the node's prefix cache)
+    usage: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     def kill(self, host: str) -> None:
         self.nodes.killed.add(host)
@@ -93,13 +99,26 @@ class Fleet:
         return {s: sum(1 for i, host in enumerate(hosts) if host not in hosts[:i])
                 for s, hosts in self.served.items()}
 
+    def warm_turns_missing_their_prefix(self) -> list[tuple[int, int]]:
+        """(session, turn) of the turns that were not cold and yet did not find the
+        session's previous prompt in the node's cache (up to 64 tokens of slack: the
+        previous prompt's generation prompt)."""
+        missing = []
+        for session, hosts in self.served.items():
+            usage = self.usage[session]
+            for turn in range(1, len(hosts)):
+                if hosts[turn] in hosts[:turn] and usage[turn][1] < usage[turn - 1][0] - 64:
+                    missing.append((session, turn))
+        return missing
+
     def sessions_per_node(self) -> dict[str, int]:
         return {host: sum(1 for hosts in self.served.values() if hosts[0] == host)
                 for host in self.engines}
 
 
 def _engine() -> ScriptedEngine:
-    return ScriptedEngine(Script((Reply(text="Done.", repeat=True),), context_window=262_144))
+    return ScriptedEngine(Script((Reply(text="Done.", repeat=True),), context_window=262_144,
+                                 prefix_cache=True))
 
 
 @asynccontextmanager
@@ -124,7 +143,7 @@ async def _fleet() -> AsyncIterator[Fleet]:
             forwarder = Forwarder(pool, Tickets(), SECRET, "http://edge", edge_metrics)
             forwarder.client = client
             edges.append(forwarder)
-        yield Fleet(engines, nodes, edges, metrics)
+        yield Fleet(engines, nodes, edges, metrics, client)
 
 
 def _first_request(session: int, named: bool) -> dict[str, Any]:
@@ -151,7 +170,9 @@ def _next_turn(body: dict[str, Any], turn: int) -> dict[str, Any]:
     return later
 
 
-async def _send(edge: Forwarder, body: dict[str, Any], headers: dict[str, str]) -> int:
+async def _send(edge: Forwarder, body: dict[str, Any],
+                headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """The status and the reply's usage."""
     raw = json.dumps(body).encode()
     scope = {"type": "http", "method": "POST", "path": "/v1/infer/v1/messages",
              "headers": [(b"content-type", b"application/json"),
@@ -170,7 +191,8 @@ async def _send(edge: Forwarder, body: dict[str, Any], headers: dict[str, str]) 
         sent.append(message)
 
     await edge(scope, receive, send)  # type: ignore[arg-type]
-    return int(sent[0]["status"])
+    reply = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+    return int(sent[0]["status"]), reply.get("usage", reply)
 
 
 async def _run(fleet: Fleet, named: bool, kill_after: int | None = None) -> None:
@@ -184,10 +206,13 @@ async def _run(fleet: Fleet, named: bool, kill_after: int | None = None) -> None
                 fleet.kill(fleet.served[0][-1])
             headers = {"x-claude-code-session-id": _session_id(session)} if named else {}
             before = {host: len(e.received) for host, e in fleet.engines.items()}
-            status = await _send(fleet.edges[sent % 2], bodies[session], headers)
-            assert status == 200
+            status, usage = await _send(fleet.edges[sent % 2], bodies[session], headers)
+            assert status == 200, usage
             host = next(h for h, e in fleet.engines.items() if len(e.received) > before[h])
             fleet.served.setdefault(session, []).append(host)
+            cached = usage["cache_read_input_tokens"]
+            fleet.usage.setdefault(session, []).append((usage["input_tokens"] + cached,
+                                                        cached))
             bodies[session] = _next_turn(bodies[session], turn)
             sent += 1
 
@@ -213,6 +238,8 @@ async def test_twelve_sessions_pay_one_cold_request_each_and_no_node_holds_over_
     assert sum(cold.values()) / SESSIONS <= 1.1
     assert all(count == 1 for count in cold.values())
     assert max(fleet.sessions_per_node().values()) <= SESSIONS // 2
+    assert fleet.warm_turns_missing_their_prefix() == []
+    assert sum(cached for turns in fleet.usage.values() for _, cached in turns) > 0
     key = "session" if named else "prefix"
     assert [_decisions(m) for m in fleet.metrics] == [{("affine", key): 30.0}] * 2
 
@@ -228,7 +255,28 @@ async def test_with_a_node_killed_half_way_only_the_sessions_that_lived_on_it_mo
     assert lived_there
     assert {s for s, n in cold.items() if n == 2} == lived_there
     assert {s for s, n in cold.items() if n == 1} == set(range(SESSIONS)) - lived_there
+    assert fleet.warm_turns_missing_their_prefix() == []
     for session in lived_there:   # moved once, then stayed
         hosts = fleet.served[session]
         moved_to = {h for h in hosts if h != killed}
         assert len(moved_to) == 1 and hosts[-1] in moved_to
+
+
+@pytest.mark.anyio
+async def test_each_nodes_prefix_cache_hits_appear_in_the_edges_metrics():
+    async with _fleet() as fleet:
+        await _run(fleet, named=True)
+        pool = fleet.edges[0].pool
+        await pool.refresh(fleet.client)   # a health check reads each node's counters
+        fleet.metrics[0].watch_node_caches(lambda: {n.url: n.cache for n in pool.nodes})
+        exposition = fleet.metrics[0].exposition().decode()
+    hits = {}
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            if sample.name == "b3os_edge_node_prefix_cache_hits_total":
+                hits[sample.labels["node"]] = sample.value
+    cached = {url: 0 for url in NODES}
+    for session, hosts in fleet.served.items():
+        for host, (_, read) in zip(hosts, fleet.usage[session], strict=True):
+            cached[f"http://{host}:9000"] += read
+    assert hits == cached and all(value > 0 for value in hits.values())

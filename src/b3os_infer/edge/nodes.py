@@ -5,7 +5,8 @@ that fails is left out until it answers again, and one that fails a forwarded re
 (refused, timed out, reset) is marked down at once. A node's load for a model is the
 larger of what its ``/healthz`` last reported (requests running and waiting in that
 model's engine, from every edge) and the requests this edge has sent it and not yet seen
-finish (fresh between two health checks).
+finish (fresh between two health checks). Each check also reads the node's prefix-cache
+counters from its ``/metrics`` (``node_cache.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import httpx
 from ..errors import Overloaded, model_not_available
 from ..http.formats import BASE
 from .fleet import SECRET_HEADER
+from .node_cache import read_node_cache
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,8 @@ class Node:
     problem: str | None = "not checked yet"
     reported: dict[str, int] = field(default_factory=dict)    # model -> running + waiting
     in_flight: dict[str, int] = field(default_factory=dict)   # model -> sent by this edge
+    # model -> prompt tokens its prefix cache was asked for ("queries") and found ("hits")
+    cache: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def load(self, model_id: str | None) -> int:
         if model_id is None:
@@ -86,6 +90,7 @@ class NodePool:
         if not node.up:
             log.info("node %s is up, serving %s", node.url, ", ".join(node.openai_models))
         node.up, node.problem = True, None
+        node.cache = await read_node_cache(client, node.url, headers)
 
     def mark_down(self, node: Node, reason: str) -> None:
         log.warning("node %s failed a request: %s; left out until it answers again",
