@@ -280,3 +280,29 @@ async def test_each_nodes_prefix_cache_hits_appear_in_the_edges_metrics():
         for host, (_, read) in zip(hosts, fleet.usage[session], strict=True):
             cached[f"http://{host}:9000"] += read
     assert hits == cached and all(value > 0 for value in hits.values())
+
+
+async def _host_of(fleet: Fleet, edge: Forwarder, body: dict[str, Any],
+                   headers: dict[str, str]) -> str:
+    before = {host: len(e.received) for host, e in fleet.engines.items()}
+    status, usage = await _send(edge, body, headers)
+    assert status == 200, usage
+    return next(h for h, e in fleet.engines.items() if len(e.received) > before[h])
+
+
+@pytest.mark.anyio
+async def test_a_busy_session_node_sends_the_turn_to_the_least_loaded_node_then_home_again():
+    async with _fleet() as fleet:
+        edge, body = fleet.edges[0], _first_request(0, named=True)
+        headers = {"x-claude-code-session-id": _session_id(0)}
+        home = await _host_of(fleet, edge, body, headers)
+        node = next(n for n in edge.pool.nodes if httpx.URL(n.url).host == home)
+        node.in_flight[MODEL] = 20     # as if this edge had 20 requests under way there
+        elsewhere = await _host_of(fleet, edge, _next_turn(body, 0), headers)
+        node.in_flight[MODEL] = 0
+        again = await _host_of(fleet, edge, _next_turn(_next_turn(body, 0), 1), headers)
+        in_flight = [n.load(MODEL) for n in edge.pool.nodes]
+    assert elsewhere != home and again == home
+    assert _decisions(fleet.metrics[0]) == {("affine", "session"): 2.0,
+                                            ("fallback", "session"): 1.0}
+    assert in_flight == [0, 0, 0]   # every request the edge sent has finished
