@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import random
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp, Message
 from b3os_infer.app import create_node_app
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import ModelConfig
+from b3os_infer.edge import forward
 from b3os_infer.edge.callbacks import Tickets
 from b3os_infer.edge.forward import Forwarder
 from b3os_infer.edge.nodes import NodePool
@@ -196,12 +198,14 @@ async def _send(edge: Forwarder, body: dict[str, Any],
 
 
 async def _run(fleet: Fleet, named: bool, kill_after: int | None = None) -> None:
-    """Turn by turn, every session in turn, the edges alternating; ``kill_after``
-    requests in, the node of the first session is killed."""
+    """Turn by turn, every session once per turn in a shuffled order (seeded), the edges
+    alternating; ``kill_after`` requests in, the node of session 0 is killed."""
     bodies = {s: _first_request(s, named) for s in range(SESSIONS)}
     sent = 0
     for turn in range(TURNS):
-        for session in range(SESSIONS):
+        order = list(range(SESSIONS))
+        random.Random(turn).shuffle(order)
+        for session in order:
             if sent == kill_after:
                 fleet.kill(fleet.served[0][-1])
             headers = {"x-claude-code-session-id": _session_id(session)} if named else {}
@@ -242,6 +246,18 @@ async def test_twelve_sessions_pay_one_cold_request_each_and_no_node_holds_over_
     assert sum(cached for turns in fleet.usage.values() for _, cached in turns) > 0
     key = "session" if named else "prefix"
     assert [_decisions(m) for m in fleet.metrics] == [{("affine", key): 30.0}] * 2
+
+
+@pytest.mark.anyio
+async def test_the_same_run_routed_without_keys_pays_over_two_cold_requests_per_session(
+        monkeypatch):
+    # what the edge did before: no key, so the requests take turns over the nodes
+    monkeypatch.setattr(forward, "routing_key", lambda headers, body: None)
+    async with _fleet() as fleet:
+        await _run(fleet, named=True)
+    cold = fleet.cold()
+    print(f"cold requests per session, taking turns: {sum(cold.values()) / SESSIONS:.2f}")
+    assert sum(cold.values()) / SESSIONS > 2
 
 
 @pytest.mark.anyio
