@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from b3os_infer.config import load_config
 from b3os_infer.edge.affinity import RoutingKey
+from b3os_infer.edge.build import edge_state
+from b3os_infer.edge.db import open_database
+from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.nodes import Node, NodePool, reported_load
 from b3os_infer.edge.placement import Balance, place
 
@@ -103,3 +107,17 @@ def test_a_nodes_health_answer_gives_each_models_running_and_waiting_requests():
                                          "embed": {"healthy": True}}}
     assert reported_load(health) == {MODEL: 5, "embed": 0}
     assert reported_load({"status": "ok"}) == {} and reported_load([]) == {}
+
+
+def test_the_balance_thresholds_come_from_the_edge_table(tmp_path):
+    path = tmp_path / "edge.toml"
+    path.write_text("[edge]\nbalance_abs_threshold = 2\nbalance_rel_threshold = 3.0\n")
+    keys = KeyStore(open_database(f"sqlite:///{tmp_path / 'keys.sqlite3'}"))
+    configured, default = edge_state(load_config(path), keys), edge_state(load_config(None), keys)
+    try:
+        assert configured.balance == Balance(2, 3.0) and default.balance == Balance(8, 1.5)
+        assert configured.balance.busy(preferred=10, least=3)
+        assert not configured.balance.busy(preferred=9, least=3)   # 9 is not over 3 x 3
+    finally:
+        configured.ledger.close()
+        default.ledger.close()
