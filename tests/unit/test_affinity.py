@@ -110,6 +110,18 @@ def test_the_prefix_fingerprint_is_stable_across_turns_that_append_messages():
     assert len(keys) == 1 and next(iter(keys)).source == "prefix"
 
 
+def test_claude_codes_billing_block_with_its_per_request_nonce_does_not_change_the_fingerprint():
+    first, second = _claude_code(), _claude_code()
+    for body, nonce in ((first, "a1b2c"), (second, "f9e8d")):
+        del body["metadata"]
+        system = body["system"]
+        assert isinstance(system, list) and system[0]["text"].startswith(
+            "x-anthropic-billing-header:")
+        system[0]["text"] = system[0]["text"].rstrip() + f" cch={nonce};"
+    assert first["system"] != second["system"]
+    assert routing_key({}, first) == routing_key({}, second)
+
+
 def test_the_fingerprint_tells_conversations_apart_by_their_first_message():
     first, other = _claude_code(), _claude_code()
     other["messages"] = [{"role": "user", "content": "another task"}]

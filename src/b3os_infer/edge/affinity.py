@@ -15,7 +15,8 @@ holds that prefix in its cache. The key names the session:
 3. else a fingerprint of the prompt's leading prefix: the system prompt (or
    ``instructions``), the tools and the conversation up to its first non-system message
    (or the first 2 KiB of a prompt given as one string, a completion's), each bounded in
-   bytes (16 KiB) and without ``cache_control``
+   bytes (16 KiB) and without Claude Code's billing block (its ``cch=`` nonce changes
+   every request; the node drops that block from the prompt too) nor ``cache_control``
    markers, which move from turn to turn. Later turns only append messages, so every
    turn of a conversation has the same fingerprint.
 
@@ -31,6 +32,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from ..anthropic.decode import BILLING_HEADER
 
 KeySource = Literal["session", "prefix"]
 
@@ -98,7 +101,7 @@ def user_id_session(user_id: object) -> str | None:
 
 def prefix_fingerprint(body: Mapping[str, Any]) -> str | None:
     """A digest of the prompt's leading prefix; None when the body has no prompt."""
-    system = body.get("system", body.get("instructions"))
+    system = _without_billing(body.get("system", body.get("instructions")))
     conversation = _opening(body.get("messages", body.get("input", body.get("prompt"))))
     if conversation is None:
         return None
@@ -107,6 +110,15 @@ def prefix_fingerprint(body: Mapping[str, Any]) -> str | None:
         digest.update(_bounded(part))
         digest.update(b"\x00")
     return digest.hexdigest()
+
+
+def _without_billing(system: object) -> object:
+    """The system blocks less Claude Code's billing block, which may carry a per-request
+    nonce (``cch=``); the node leaves it out of the prompt too."""
+    if not isinstance(system, list):
+        return system
+    return [block for block in system if not (
+        isinstance(block, Mapping) and str(block.get("text", "")).startswith(BILLING_HEADER))]
 
 
 def _opening(conversation: object) -> object:
