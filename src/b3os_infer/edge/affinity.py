@@ -45,7 +45,7 @@ SESSION_HEADERS = ("x-claude-code-session-id", "x-claude-code-parent-agent-id",
 PREFIX_PART_BYTES = 16 * 1024
 # a prompt given as one string (a completion's) grows from turn to turn: only its head counts
 PROMPT_HEAD_BYTES = 2 * 1024
-# a session id longer than this is hashed like any other but read no further
+# a session id is read up to this many characters
 _ID_CHARS = 256
 _LEGACY_SESSION = re.compile(r"_session_([0-9A-Za-z-]{8,64})$")
 _SYSTEM_ROLES = ("system", "developer")
@@ -59,7 +59,7 @@ class RoutingKey:
 
 def routing_key(headers: Mapping[str, str], body: Mapping[str, Any] | None) -> RoutingKey | None:
     """The session a request belongs to, or the fingerprint of its prefix; None when it
-    has neither (a listing, an embedding of nothing, a body that is not an object)."""
+    has neither (no body, a body without a prompt, a body that is not an object)."""
     session = header_session(headers) or (body_session(body) if body is not None else None)
     if session is not None:
         return RoutingKey("session", session[:_ID_CHARS])
