@@ -179,7 +179,8 @@ def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,
     metrics.serve_models(lambda: {m for node in pool.nodes for m in node.openai_models})
     metrics.watch_queues(edge.queues.load)
     metrics.watch_nodes(lambda: {node.url: node.up for node in pool.nodes})
-    forwarder = Forwarder(pool, tickets, secret, advertise_url)
+    metrics.watch_node_caches(lambda: {node.url: node.cache for node in pool.nodes})
+    forwarder = Forwarder(pool, tickets, secret, advertise_url, metrics, edge.balance)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

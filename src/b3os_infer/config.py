@@ -92,6 +92,10 @@ class EdgeConfig:
     database_url: str | None = None   # default: SQLite under $B3OS_INFER_HOME
     redis_url: str | None = None      # default: limits kept in this process
     body_timeout_seconds: int = 30    # a body that stops arriving for this long: 408
+    # a session's node is passed over for the least loaded one when its load exceeds that
+    # one's by more than this many requests and by more than this factor (edge/placement.py)
+    balance_abs_threshold: int = 8
+    balance_rel_threshold: float = 1.5
 
 
 BATCH_DAY_SECONDS = 24 * 3600

@@ -160,12 +160,19 @@ def test_a_response_stored_through_one_edge_is_found_through_the_other(fleet):
 
 def test_keeps_serving_when_a_node_stops(fleet):
     stop(fleet.processes[fleet.nodes[0]])
-    # Until its next health check the edge may still pick the stopped node: the connection
-    # is refused, the edge marks it down and sends the request to the other node.
-    for _ in range(3):
+    # Until its next health check the edge may still pick the stopped node (when it is the
+    # home of a request's key): the connection is refused, the edge marks it down and sends
+    # the request to the other node. Three sessions, so that some are likely at home there.
+    for session in range(3):
         with anthropic.Anthropic(api_key=fleet.key(), base_url=fleet.edges[0] + "/v1/infer",
                                  max_retries=0) as client:
-            reply = client.messages.create(model=MODEL, max_tokens=3, messages=HI)
+            reply = client.messages.create(model=MODEL, max_tokens=3, messages=HI,
+                                           extra_headers={"x-session-id": f"s{session}"})
             assert reply.usage.output_tokens > 0
-    health = httpx.get(fleet.edges[0] + "/healthz").json()["nodes"]
+    deadline = time.monotonic() + 10   # the health loop runs every 2 s
+    while True:
+        health = httpx.get(fleet.edges[0] + "/healthz").json()["nodes"]
+        if health[fleet.nodes[0]]["up"] is False or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert health[fleet.nodes[0]]["up"] is False and health[fleet.nodes[1]]["up"] is True

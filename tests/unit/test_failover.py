@@ -66,7 +66,7 @@ def test_a_transport_failure_before_the_head_marks_the_node_down_and_the_next_an
         forwarder = Forwarder(pool, Tickets(), "secret" * 4, "http://edge")
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
             forwarder.client = client
-            for _ in range(2):   # round robin: one of the two calls starts at a
+            for _ in range(2):   # no key, idle nodes: the two calls take turns, one starts at a
                 sent = await _call(forwarder)
                 assert sent[0]["status"] == 200
         return sent, pool

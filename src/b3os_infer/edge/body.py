@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope
@@ -64,14 +65,24 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 def requested_model(path: str, body: bytes) -> str | None:
     """The model a request names: the body's ``model``, or the id in ``.../models/{id}``."""
-    for prefix in (BASE + "/models/", BASE + "/v1/models/"):
-        if path.startswith(prefix) and len(path) > len(prefix):
-            return path[len(prefix):]
+    return model_named(path, parsed(body))
+
+
+def parsed(body: bytes) -> dict[str, Any] | None:
+    """The body as a JSON object; None when it is empty or not one (the node answers
+    that in the API's own shape)."""
     if not body:
         return None
     try:
-        data = parse_object(body)
-    except InvalidRequest:   # the node answers it in the API's own shape
+        return parse_object(body)
+    except InvalidRequest:
         return None
-    model = data.get("model")
+
+
+def model_named(path: str, data: dict[str, Any] | None) -> str | None:
+    """The model a request names, from its path or its parsed body."""
+    for prefix in (BASE + "/models/", BASE + "/v1/models/"):
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return path[len(prefix):]
+    model = data.get("model") if data is not None else None
     return model if isinstance(model, str) else None

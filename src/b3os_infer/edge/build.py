@@ -11,6 +11,7 @@ from ..observe.metrics import Metrics
 from .db import database_url, open_database
 from .keys import KeyStore
 from .limits import Limiter, MemoryLimiter
+from .placement import Balance
 from .queue import Queues
 from .redis_limits import RedisLimiter
 from .state import EdgeState
@@ -36,7 +37,9 @@ def edge_state(config: Config, keys: KeyStore) -> EdgeState:
                      limiter=limiter(config), queues=Queues(config.concurrency),
                      max_body_bytes=config.edge.max_body_bytes,
                      metrics=Metrics(config.metrics),
-                     body_timeout_seconds=config.edge.body_timeout_seconds)
+                     body_timeout_seconds=config.edge.body_timeout_seconds,
+                     balance=Balance(config.edge.balance_abs_threshold,
+                                     config.edge.balance_rel_threshold))
 
 
 _DURATION = re.compile(r"(\d+)([mhdw])")

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
@@ -24,10 +25,12 @@ from ..http.allowance import allowed_models
 from ..http.cancellation import race_disconnect
 from ..http.endpoint import report
 from ..http.formats import BASE
+from ..observe.metrics import Metrics
 from ..observe.tracing import TRACE_HEADERS, outgoing_trace_headers
 from ..pagination import page_by_id
 from .accounting import EdgeAccounting
-from .body import read_body, requested_model
+from .affinity import routing_key
+from .body import model_named, parsed, read_body
 from .callbacks import Tickets
 from .fleet import (
     ACCOUNTING_HEADER,
@@ -37,6 +40,7 @@ from .fleet import (
     SECRET_HEADER,
 )
 from .nodes import Node, NodePool
+from .placement import Balance, Placement, place
 from .shutdown_gate import DRAINING_HEADER
 
 log = logging.getLogger(__name__)
@@ -50,11 +54,14 @@ _NOT_RETURNED = {b"connection", b"keep-alive", b"transfer-encoding", b"date", b"
 
 class Forwarder:
     def __init__(self, pool: NodePool, tickets: Tickets, secret: str,
-                 advertise_url: str) -> None:
+                 advertise_url: str, metrics: Metrics | None = None,
+                 balance: Balance | None = None) -> None:
         self.pool = pool
         self.tickets = tickets
         self.secret = secret
         self.advertise_url = advertise_url.rstrip("/")
+        self.metrics = metrics
+        self.balance = balance or Balance()
         self.client: httpx.AsyncClient | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -64,26 +71,45 @@ class Forwarder:
                 await listing(self.pool, scope)(scope, receive, send)
                 return
             body = await read_body(scope, receive, 1 << 62)
-            nodes = self.pool.candidates(requested_model(path, body))
+            data = parsed(body)
+            model = model_named(path, data)
+            placement = self._place(model, data, scope)
             # from here to the response's last byte, a client that goes away ends it
-            await race_disconnect(receive, self._forward(nodes, body, scope, send))
+            await race_disconnect(receive, self._forward(placement.nodes, model, body, scope,
+                                                         send))
         except ClientDisconnected:
             return
         except InferError as error:
             rid = scope["state"]["request_id"]
             await error_response(path, report(error, rid), rid)(scope, receive, send)
 
-    async def _forward(self, nodes: list[Node], body: bytes, scope: Scope,
+    def _place(self, model: str | None, data: dict[str, Any] | None,
+               scope: Scope) -> Placement:
+        """The nodes to try, the session's own first (``placement.py``), and the decision
+        counted in ``/metrics``."""
+        key = routing_key(Headers(scope=scope), data)
+        nodes = self.pool.serving(model)
+        placement = place(key, nodes, lambda node: node.load(model), self.balance,
+                          self.pool.next_turn())
+        if self.metrics is not None:
+            self.metrics.routed(model, placement.decision, key.source if key else "none")
+        return placement
+
+    async def _forward(self, nodes: list[Node], model: str | None, body: bytes, scope: Scope,
                        send: Send) -> None:
         accounting: EdgeAccounting | None = scope["state"].get(ACCOUNTING_KEY)
         ticket: str | None = None
         try:
             for node in nodes:
                 ticket = self._new_ticket(accounting, ticket)
-                response = await self._send(node, body, scope, ticket)
-                if response is not None:
-                    await relay(response, send, self.pool, node, scope)
-                    return
+                node.started(model)
+                try:
+                    response = await self._send(node, body, scope, ticket)
+                    if response is not None:
+                        await relay(response, send, self.pool, node, scope)
+                        return
+                finally:
+                    node.finished(model)
             raise Overloaded("every node serving this model failed before answering",
                              code="no_node_available", retry_after=2)
         finally:

@@ -9,6 +9,7 @@ from ..observe.metrics import Metrics
 from .key_gate import KeyGate
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
+from .placement import Balance
 from .queue import QueueConfig, Queues
 from .stored_responses import ResponseTable
 from .usage import UsageLedger
@@ -27,6 +28,7 @@ class EdgeState:
     settle_grace_seconds: float = 5.0
     metrics: Metrics = field(default_factory=Metrics)
     body_timeout_seconds: float = 30.0   # a body that stops arriving this long: 408
+    balance: Balance = field(default_factory=Balance)   # when a session's node is too busy
     gate: KeyGate = field(init=False)
     responses: ResponseTable = field(init=False)
 

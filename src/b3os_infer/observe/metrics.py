@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
@@ -29,6 +29,9 @@ _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
             160.0, 320.0, 640.0, 1280.0)
 _PER_TOKEN = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5,
               0.75, 1.0, 2.5)
+
+
+NodeCaches = Callable[[], Mapping[str, Mapping[str, Mapping[str, float]]]]
 
 
 class Watched(Protocol):
@@ -100,6 +103,11 @@ class Metrics:
         self.auth_failures = self._counter(
             "b3os_edge_auth_failures", "Requests refused at authentication (401) or for a "
             "missing permission (403), by b3os error code", ["code"])
+        self.routing = self._counter(
+            "b3os_edge_routing_decisions", "Requests the edge placed on a node, by model, "
+            "decision (affine: the key's own node; fallback: the least loaded node because "
+            "the key's own was busy; no_key) and key (session, prefix, none)",
+            ["model", "decision", "key"])
         self.limit_refusals = self._counter(
             "b3os_edge_limit_refusals", "Requests refused by the edge's rate limits (429) or "
             "queues (529), by model and b3os error code", ["model", "code"])
@@ -150,6 +158,11 @@ class Metrics:
             "b3os_edge_node_up", "1 while the node answers its health checks", ["node"],
             (([url], float(up)) for url, up in nodes().items()))]
 
+    def watch_node_caches(self, caches: NodeCaches) -> None:
+        """Each node's prefix-cache counters as it last reported them: node -> model ->
+        ``queries`` and ``hits`` (prompt tokens)."""
+        self._scraped.readers["node_caches"] = lambda: _node_cache_counters(caches())
+
     def model_label(self, model: str | None) -> str:
         if model is None:
             return ""
@@ -187,6 +200,9 @@ class Metrics:
     def refused(self, model: str, code: str) -> None:
         self.limit_refusals.labels(self.model_label(model), code).inc()
 
+    def routed(self, model: str | None, decision: str, key: str) -> None:
+        self.routing.labels(self.model_label(model), decision, key).inc()
+
     def auth_failed(self, code: str) -> None:
         self.auth_failures.labels(code).inc()
 
@@ -204,6 +220,19 @@ def _phases(metrics: Metrics, observation: Observation, generation: Generation) 
         if generation.generated_tokens > 1:
             per_token = (generation.last_token - first) / (generation.generated_tokens - 1)
             metrics.tpot.labels(model).observe(per_token / 1e9)
+
+
+def _node_cache_counters(caches: Mapping[str, Mapping[str, Mapping[str, float]]]
+                         ) -> Iterable[Metric]:
+    for what, doc in (("queries", "looked up in"), ("hits", "found in")):
+        family = CounterMetricFamily(
+            f"b3os_edge_node_prefix_cache_{what}", f"Prompt tokens {doc} each node's prefix "
+            "cache, by model, as the node last reported them", labels=["node", "model"])
+        for node, models in caches.items():
+            for model, counts in models.items():
+                if what in counts:
+                    family.add_metric([node, model], counts[what])
+        yield family
 
 
 def _engine_gauges(engines: list[tuple[str, Watched]]) -> Iterable[Metric]:
