@@ -88,6 +88,14 @@ class ShuttingDown(InferError):
     retryable = True
 
 
+class EngineUnavailable(InferError):
+    """The model's engine cannot serve it as configured (an upstream that does not list the
+    configured name, say); the code names the reason."""
+
+    status = 503
+    default_code = "engine_unavailable"
+
+
 class RequestTimeout(InferError):
     """The client stopped sending its request."""
 

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -248,3 +249,55 @@ def test_a_repeated_prefix_is_reported_as_cached_on_both_apis(claude, gpt, model
         {"role": "user", "content": "Name one river in Utah."}])
     assert chat.usage.prompt_tokens_details.cached_tokens > counted // 2
     assert chat.usage.prompt_tokens_details.cached_tokens < chat.usage.prompt_tokens
+
+
+def test_a_node_whose_engine_does_not_serve_its_served_name_says_so_and_answers_503(
+        node, tmp_path):
+    llama_url = tomllib.loads((node.home / "node.toml").read_text())["models"][2]["url"]
+    (tmp_path / "node.toml").write_text(f"""
+[[models]]
+id = "b3os/misnamed"
+engine = "upstream"
+flavour = "llama-server"
+url = "{llama_url}"
+served_name = "qwen3"
+tokenizer = "{default_model_path()}"
+context_window = 4096
+""")
+    key = cli(tmp_path, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
+    port = free_port()
+    server = start_server(tmp_path, port, "--config", str(tmp_path / "node.toml"))
+    root = f"http://127.0.0.1:{port}"
+    try:
+        health = _first_answer(root + "/healthz", server)
+        assert health.status_code == 503
+        problem = health.json()["models"]["b3os/misnamed"]["problem"]
+        assert "serves smollm2-llama-server, not 'qwen3'" in problem
+        with anthropic.Anthropic(api_key=key, base_url=root + "/v1/infer",
+                                 max_retries=0) as client, \
+                pytest.raises(anthropic.APIStatusError) as refused:
+            client.messages.create(model="b3os/misnamed", max_tokens=8, messages=HI)
+        assert refused.value.status_code == 503
+        assert refused.value.body["b3os"]["code"] == "upstream_model_missing"
+        with openai.OpenAI(api_key=key, base_url=root + "/v1/infer",
+                           max_retries=0) as client, \
+                pytest.raises(openai.APIStatusError) as refused_too:
+            client.chat.completions.create(model="b3os/misnamed", max_tokens=8, messages=HI)
+        assert refused_too.value.status_code == 503
+        assert refused_too.value.body["code"] == "upstream_model_missing"
+    finally:
+        server.terminate()
+        log = server.communicate(timeout=30)[0]
+    assert "qwen3 cannot be served: the engine at" in log
+
+
+def _first_answer(url: str, process: subprocess.Popen[str]) -> httpx.Response:
+    """The first answer from ``url`` whatever its status (a 503 is an answer here)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the node exited"
+        try:
+            return httpx.get(url, timeout=1)
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise AssertionError(f"{url} never answered")

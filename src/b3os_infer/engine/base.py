@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..core import Sampling
 from ..errors import InvalidRequest
@@ -134,6 +134,13 @@ def kv_usage(engine: object) -> KvUsage | None:
     method = getattr(engine, "kv_usage", None)
     usage = method() if callable(method) else None
     return usage if isinstance(usage, KvUsage) else None
+
+
+@runtime_checkable
+class ReportsProblems(Protocol):
+    """An engine that can say why it cannot serve its model as configured."""
+
+    def problem(self) -> str | None: ...
 
 
 class Engine(Protocol):

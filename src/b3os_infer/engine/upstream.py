@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..errors import InferError, InternalError, InvalidRequest, Overloaded
+from ..errors import EngineUnavailable, InferError, InternalError, InvalidRequest, Overloaded
 from .base import (
     NOT_A_TOKEN,
     Admitted,
@@ -33,6 +33,7 @@ from .base import (
 from .flavours import FLAVOURS, Piece, completion_body, parse_chunk
 from .splice import Cut, Director
 from .tokenizer import Tokenizer
+from .upstream_check import Mismatch, check
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class UpstreamEngine:
         self._client: httpx.AsyncClient | None = None
         self._watch: asyncio.Task[None] | None = None
         self._up = False
+        self._mismatch: Mismatch | None = None
         self._running = 0
         self._warned_count = False
 
@@ -93,6 +95,8 @@ class UpstreamEngine:
             base_url=self.settings.url.rstrip("/"), headers=headers,
             timeout=httpx.Timeout(10.0, read=READ_TIMEOUT_S),
             limits=httpx.Limits(max_connections=None))
+        # once before serving, so that the start log says what is wrong
+        await self._check_listing()
         self._watch = asyncio.create_task(self._watch_health())
 
     async def close(self) -> None:
@@ -102,7 +106,11 @@ class UpstreamEngine:
             await self._client.aclose()
 
     def healthy(self) -> bool:
-        return self._up
+        return self._up and self._mismatch is None
+
+    def problem(self) -> str | None:
+        """Why the engine cannot serve the model as configured, if it cannot."""
+        return self._mismatch.message if self._mismatch else None
 
     def load(self) -> dict[str, int]:
         return {"active": self._running, "waiting": 0}
@@ -110,17 +118,38 @@ class UpstreamEngine:
     async def _watch_health(self) -> None:
         assert self._client is not None
         while True:
+            was_up = self._up
             try:
                 probe = await self._client.get(self.flavour.health_path, timeout=5)
                 self._up = probe.status_code == 200
             except httpx.HTTPError:
                 self._up = False
+            # the listing again when the engine comes (back) up, perhaps restarted with
+            # another model, and while it is wrong; not on every probe: llama-cpp-python's
+            # server interrupts a running generation for any other request
+            if self._up and (not was_up or self._mismatch is not None):
+                await self._check_listing()
             await asyncio.sleep(_HEALTH_EVERY_S)
+
+    async def _check_listing(self) -> None:
+        assert self._client is not None
+        settings = self.settings
+        found = await check(self._client, settings.url, settings.served_name,
+                            settings.context_window)
+        if found != self._mismatch:
+            if found is not None:
+                log.error("%s cannot be served: %s", settings.served_name, found.message)
+            else:
+                log.info("the engine at %s serves %s as configured", settings.url,
+                         settings.served_name)
+        self._mismatch = found
 
     # ---- generation ------------------------------------------------------------------
 
     async def generate(self, request: GenerationRequest) -> AsyncGenerator[EngineEvent, None]:
         check_fits(request, self.info.context_window)
+        if self._mismatch is not None:
+            raise EngineUnavailable(self._mismatch.message, code=self._mismatch.code)
         director = Director(request.grammar, request.reasoning)
         state = _Progress(list(request.prompt))
         self._running += 1

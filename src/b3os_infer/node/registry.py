@@ -7,8 +7,9 @@ kind it serves, and a model of the other kind is a clear 400, not a 404.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
+from ..engine.base import ReportsProblems
 from ..errors import InvalidRequest, model_not_available
 from .chat import ChatModel
 from .embedding import EmbeddingModel
@@ -44,13 +45,11 @@ class ModelRegistry:
     def embeddings(self) -> list[EmbeddingModel]:
         return list(self._embeddings.values())
 
-    def health(self) -> dict[str, dict[str, bool | int]]:
-        """Each model's engine: healthy or not, and its running and waiting work."""
-        states: dict[str, dict[str, bool | int]] = {
-            m.card.id: {"healthy": m.engine.healthy(), **m.engine.load()}
-            for m in self._models.values()}
-        states.update((m.card.id, {"healthy": m.engine.healthy(), **m.engine.load()})
-                      for m in self._embeddings.values())
+    def health(self) -> dict[str, dict[str, bool | int | str]]:
+        """Each model's engine: healthy or not, its running and waiting work, and why it
+        cannot serve the model as configured when it says so (``problem``)."""
+        states = {m.card.id: _state(m.engine) for m in self._models.values()}
+        states.update((m.card.id, _state(m.engine)) for m in self._embeddings.values())
         return states
 
     async def start(self) -> None:
@@ -77,3 +76,16 @@ def _served(models: Mapping[str, M], model_id: str, other_kind: Container[str],
         raise InvalidRequest(f"{model_id} {what_it_is}", param="model",
                              code="wrong_model_kind")
     raise model_not_available(model_id)
+
+
+class _Checked(Protocol):
+    def healthy(self) -> bool: ...
+
+    def load(self) -> dict[str, int]: ...
+
+
+def _state(engine: _Checked) -> dict[str, bool | int | str]:
+    state: dict[str, bool | int | str] = {"healthy": engine.healthy(), **engine.load()}
+    if isinstance(engine, ReportsProblems) and (problem := engine.problem()):
+        state["problem"] = problem
+    return state
