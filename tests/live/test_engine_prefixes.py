@@ -110,6 +110,22 @@ def test_a_small_budget_gives_short_slots_and_a_long_one():
         asyncio.run(chat.engine.close())
 
 
+def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_so(caplog):
+    """100 MiB holds 4,551 tokens of SmolLM2's KV: one slot of 4,352 instead of 8,192."""
+    caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
+    chat = load_gguf_model(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
+                           b"test-secret")
+    try:
+        assert [(lane.slots, lane.window) for lane in chat.engine.plan.lanes] == [(1, 4352)]
+        assert chat.engine.info.context_window == chat.card.context_window == 4352
+        assert chat.card.max_output_tokens == 2176 and chat.card.device == "cpu"
+    finally:
+        asyncio.run(chat.engine.close())
+    assert "KV plan: 1 slot, 1 x 4,352 tokens, 96 MiB of KV (f16; kv_memory_mib = 100, " \
+           "model on cpu)" in caplog.text
+    assert "no whole 8192-token window: the model is served with 4352" in caplog.text
+
+
 def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(caplog):
     """1,200 prompt tokens and max_tokens 1,500 start in a 2,304-token slot (the lane
     leaves 1,024 tokens of room to answer); the reply crosses its end and continues."""

@@ -217,9 +217,9 @@ class LlamaCppEngine:
         plan = plan_lanes(window, settings.parallel, settings.long_slots,
                           settings.kv_budget.resolve(model_bytes, memory),
                           model_shape(self._model).bytes_per_token(settings.kv_type))
-        log.info("KV plan: %d slots, %s (%s; %s, model on %s)", plan.slots, plan.describe(),
-                 settings.kv_type, settings.kv_budget.describe(model_bytes, memory),
-                 self.device)
+        log.info("KV plan: %d slot%s, %s (%s; %s, model on %s)", plan.slots,
+                 "" if plan.slots == 1 else "s", plan.describe(), settings.kv_type,
+                 settings.kv_budget.describe(model_bytes, memory), self.device)
         if plan.window < window:
             log.warning("the KV budget holds no whole %d-token window: the model is served "
                         "with %d (raise kv_memory, or set context_window)", window, plan.window)
