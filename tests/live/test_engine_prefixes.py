@@ -126,6 +126,17 @@ def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_
     assert "no whole 8192-token window: the model is served with 4352" in caplog.text
 
 
+def test_gpu_layers_on_a_build_without_a_gpu_backend_serve_on_the_cpu_and_say_why(caplog):
+    caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
+    chat = load_gguf_model(ModelConfig(context_window=2048),
+                           engine_config(kv_memory_mib=100, gpu_layers=20), b"test-secret")
+    try:
+        assert chat.card.device == chat.engine.info.device == "cpu"
+    finally:
+        asyncio.run(chat.engine.close())
+    assert "gpu_layers = 20, but this llama.cpp build has no GPU backend" in caplog.text
+
+
 def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(caplog):
     """1,200 prompt tokens and max_tokens 1,500 start in a 2,304-token slot (the lane
     leaves 1,024 tokens of room to answer); the reply crosses its end and continues."""

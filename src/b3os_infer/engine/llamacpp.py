@@ -178,6 +178,10 @@ class LlamaCppEngine:
         quiet_llama()
         offload = gpu_offload()
         self.device = device_name(settings.placement, offload, gpu_backend())
+        if settings.placement.gpu_layers and not offload:
+            log.warning("gpu_layers = %d, but this llama.cpp build has no GPU backend: the "
+                        "model runs on the CPU (make install LLAMA_BACKEND=cuda|metal|vulkan)",
+                        settings.placement.gpu_layers)
         self._model_params = model_params(settings.placement, offload)
         self._model = ll.llama_model_load_from_file(settings.model_path.encode(),
                                                     self._model_params.params)
