@@ -44,7 +44,7 @@ class EngineConfig:
     batch_tokens: int = 512
     kv_type: str = DEFAULT_KV_TYPE
     # KV memory of a chat model, all its lanes together (docs/engine.md, docs/models.md):
-    # a share of the machine's memory beyond the weights ("25%", the default), or
+    # a share of the memory available beyond the weights ("25%", the default), or
     # kv_memory_mib; long_slots hold the whole context window, the parallel others share
     # the rest
     kv_memory: str | None = None

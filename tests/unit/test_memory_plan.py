@@ -8,8 +8,9 @@ import pytest
 from b3os_infer.engine.kv_cache import LanePlan, ModelShape, plan_lanes
 from b3os_infer.engine.memory_plan import (
     KvBudget,
-    cgroup_limit,
-    machine_memory,
+    available_memory,
+    cgroup_room,
+    meminfo_available,
     parse_share,
     physical_memory,
 )
@@ -47,19 +48,21 @@ def test_the_default_budget_is_a_quarter_of_the_memory_beyond_the_weights():
     assert KvBudget(mib=2560).resolve(4 * GIB, 16 * GIB) == 2560 * MIB   # MiB: as given
 
 
-def test_a_7b_q4_model_on_16_gib_gets_one_slot_of_a_24k_window_instead_of_a_refusal():
+def test_a_7b_q4_model_with_16_gib_available_gets_one_slot_of_a_24k_window_not_a_refusal():
     assert SEVEN_B.bytes_per_token("f16") == 128 * 1024
     budget = KvBudget().resolve(SEVEN_B_Q4_BYTES, 16 * GIB)
     assert budget // MIB == 3054
     plan = plan_for(SEVEN_B, SEVEN_B_Q4_BYTES, 16 * GIB)
     assert plan.lanes == (LanePlan(1, 24320),)
     assert plan.window == 24320 and plan.bytes() // MIB == 3040
+    # a 16 GB machine with its desktop running has about 14 GiB available: still 20k
+    assert plan_for(SEVEN_B, SEVEN_B_Q4_BYTES, 14 * GIB).lanes == (LanePlan(1, 20224),)
     # with a third of the memory it holds the whole 32k window
     roomy = plan_for(SEVEN_B, SEVEN_B_Q4_BYTES, 16 * GIB, KvBudget(share=0.34))
     assert roomy.lanes == (LanePlan(1, 32768),)
 
 
-def test_the_135m_default_on_16_gib_keeps_two_whole_windows_and_eight_short_slots():
+def test_the_135m_default_with_16_gib_available_keeps_two_whole_windows_and_8_short_ones():
     plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 16 * GIB)
     assert plan.lanes == (LanePlan(8, 14848), LanePlan(2, 32768))
     assert plan.bytes() // MIB == 4050
@@ -71,19 +74,32 @@ def test_the_135m_default_never_reserves_more_than_its_slots_can_hold():
     assert plan.bytes() == 8 * 32768 * 23040 == 5760 * MIB
 
 
-def test_the_135m_default_on_a_4_gib_machine_takes_under_1_gib():
+def test_the_135m_default_with_4_gib_available_takes_under_1_gib():
     plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 4 * GIB)
     assert plan.lanes == (LanePlan(6, 2048), LanePlan(1, 32768))
     assert plan.bytes() // MIB == 990
 
 
-def test_the_cgroup_limit_is_read_when_set_and_max_means_none(tmp_path):
-    limited, unlimited = tmp_path / "limited", tmp_path / "unlimited"
-    limited.write_text("2147483648\n")
-    unlimited.write_text("max\n")
-    assert cgroup_limit((tmp_path / "missing", limited)) == 2 * GIB
-    assert cgroup_limit((unlimited,)) is None
+def test_the_cgroup_room_is_its_limit_less_its_usage_and_max_means_none(tmp_path):
+    limited, unlimited = tmp_path / "v2", tmp_path / "v1"
+    limited.mkdir()
+    unlimited.mkdir()
+    (limited / "memory.max").write_text("2147483648\n")
+    (limited / "memory.current").write_text("536870912\n")
+    (unlimited / "memory.limit_in_bytes").write_text("max\n")
+    (unlimited / "memory.usage_in_bytes").write_text("1024\n")
+    assert cgroup_room((tmp_path / "missing" / "memory.max", limited / "memory.max")) == (
+        3 * GIB // 2)
+    assert cgroup_room((unlimited / "memory.limit_in_bytes",)) is None
 
 
-def test_the_machine_memory_is_at_most_its_ram_and_above_zero():
-    assert 0 < machine_memory() <= physical_memory()
+def test_memavailable_is_read_from_meminfo_in_kib(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24683520 kB\nMemFree:        19438592 kB\n"
+                       "MemAvailable:   23253216 kB\nBuffers:            2048 kB\n")
+    assert meminfo_available(meminfo) == 23253216 * 1024
+    assert meminfo_available(tmp_path / "missing") is None
+
+
+def test_the_available_memory_is_above_zero_and_at_most_the_ram():
+    assert 0 < available_memory() <= physical_memory()

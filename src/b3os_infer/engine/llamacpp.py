@@ -53,7 +53,7 @@ from .gguf import (
 )
 from .kv_cache import DEFAULT_KV_TYPE, KvPlan, LanePlan, ModelShape, plan_lanes
 from .lanes import Lane, Slot, pick_slot
-from .memory_plan import KvBudget, machine_memory
+from .memory_plan import KvBudget, available_memory
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
 from .reasoning import ReasoningTracker
 from .samplers import sampler_chain
@@ -77,7 +77,7 @@ class LlamaCppSettings:
     context_window: int | None = None
     kv_type: str = DEFAULT_KV_TYPE
     # the KV of every lane together (memory_plan.py), and the slots that hold a whole
-    # window (kv_cache.py); memory_bytes: what the machine has (None: read it)
+    # window (kv_cache.py); memory_bytes: the memory available (None: read it)
     kv_budget: KvBudget = field(default_factory=KvBudget)
     memory_bytes: int | None = None
     long_slots: int = 2
@@ -217,7 +217,7 @@ class LlamaCppEngine:
         """The lanes the KV budget buys for this model on this machine; logged."""
         settings = self.settings
         model_bytes = Path(settings.model_path).stat().st_size
-        memory = settings.memory_bytes or machine_memory()
+        memory = settings.memory_bytes or available_memory()
         plan = plan_lanes(window, settings.parallel, settings.long_slots,
                           settings.kv_budget.resolve(model_bytes, memory),
                           model_shape(self._model).bytes_per_token(settings.kv_type))

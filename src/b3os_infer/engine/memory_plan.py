@@ -1,6 +1,8 @@
-"""The memory a KV budget may take: a share of the machine's memory beyond the model's
-weights, or a fixed size; and how much memory the machine has (its RAM, or the limit of the
-cgroup the process runs in when that is lower).
+"""The memory a KV budget may take: a share of the memory available beyond the model's
+weights, or a fixed size; and how much memory is available (Linux's MemAvailable, else the
+machine's RAM, or what the process's cgroup still allows when that is less). Reading what
+is available, not the RAM, lets a second server started beside a first plan within what
+the first left.
 
 The budget is an upper bound: the lanes planned from it (kv_cache.py) never hold more
 than every slot's whole window, so a small model on a large machine takes only what its
@@ -13,12 +15,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# the default KV budget: a quarter of the memory left once the model's weights are loaded
+# the default KV budget: a quarter of the available memory left once the weights are loaded
 DEFAULT_KV_SHARE = 0.25
 _MIB = 1 << 20
-# cgroup v2, then v1: the memory limit of the process's group ("max": none)
+# cgroup v2, then v1: the memory limit of the process's group ("max": none), and beside
+# each the file of what the group uses
 _CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"),
                   Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+_CGROUP_USAGE = {"memory.max": "memory.current", "memory.limit_in_bytes": "memory.usage_in_bytes"}
+_MEMINFO = Path("/proc/meminfo")
 
 
 def parse_share(text: str) -> float:
@@ -43,30 +48,43 @@ def physical_memory() -> int:
         return 0
 
 
-def cgroup_limit(paths: tuple[Path, ...] = _CGROUP_LIMITS) -> int | None:
-    """The memory limit of this process's cgroup, if one is set and readable."""
-    for path in paths:
-        try:
-            text = path.read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            return int(text)
+def meminfo_available(path: Path = _MEMINFO) -> int | None:
+    """Linux's estimate of the memory that can be taken without swapping (MemAvailable)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, _, rest = line.partition(":")
+        if name == "MemAvailable" and rest.split() and rest.split()[0].isdigit():
+            return int(rest.split()[0]) * 1024
     return None
 
 
-def machine_memory() -> int:
-    """The memory this process may use: the machine's RAM, or its cgroup's limit when lower."""
-    total = physical_memory()
-    limit = cgroup_limit()
-    if limit is not None and (total == 0 or limit < total):
-        return limit
-    return total
+def cgroup_room(limits: tuple[Path, ...] = _CGROUP_LIMITS) -> int | None:
+    """What this process's cgroup still allows (its limit less its usage), if it has one."""
+    for limit_path in limits:
+        try:
+            limit = limit_path.read_text().strip()
+            used = (limit_path.parent / _CGROUP_USAGE[limit_path.name]).read_text().strip()
+        except OSError:
+            continue
+        if limit.isdigit() and used.isdigit():
+            return max(int(limit) - int(used), 0)
+    return None
+
+
+def available_memory() -> int:
+    """The memory a new model may take: Linux's MemAvailable (else the machine's RAM), or
+    what this process's cgroup still allows when that is less."""
+    found = [m for m in (meminfo_available() or physical_memory(), cgroup_room()) if m]
+    return min(found) if found else 0
 
 
 @dataclass(frozen=True)
 class KvBudget:
-    """A KV budget: ``mib`` when given, else ``share`` of the memory beyond the weights."""
+    """A KV budget: ``mib`` when given, else ``share`` of the available memory beyond the
+    weights."""
 
     share: float = DEFAULT_KV_SHARE
     mib: int | None = None
@@ -81,5 +99,6 @@ class KvBudget:
         budget = self.resolve(model_bytes, memory_bytes) / _MIB
         if self.mib is not None:
             return f"kv_memory_mib = {self.mib:,}"
-        return (f"kv_memory = \"{self.share:.0%}\" of {memory_bytes / _MIB:,.0f} MiB less the "
-                f"weights' {model_bytes / _MIB:,.0f} MiB = {budget:,.0f} MiB")
+        return (f"kv_memory = \"{self.share:.0%}\" of {memory_bytes / _MIB:,.0f} MiB "
+                f"available less the weights' {model_bytes / _MIB:,.0f} MiB = "
+                f"{budget:,.0f} MiB")
