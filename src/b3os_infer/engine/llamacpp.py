@@ -176,6 +176,8 @@ class LlamaCppEngine:
         if settings.kv_type not in _KV_TYPES:
             raise ValueError(f"kv_type must be one of {', '.join(_KV_TYPES)}")
         quiet_llama()
+        # read before the weights are loaded, which the budget then takes off
+        self._memory = settings.memory_bytes or available_memory()
         offload = gpu_offload()
         self.device = device_name(settings.placement, offload, gpu_backend())
         if settings.placement.gpu_layers and not offload:
@@ -217,7 +219,7 @@ class LlamaCppEngine:
         """The lanes the KV budget buys for this model on this machine; logged."""
         settings = self.settings
         model_bytes = Path(settings.model_path).stat().st_size
-        memory = settings.memory_bytes or available_memory()
+        memory = self._memory
         plan = plan_lanes(window, settings.parallel, settings.long_slots,
                           settings.kv_budget.resolve(model_bytes, memory),
                           model_shape(self._model).bytes_per_token(settings.kv_type))
