@@ -12,17 +12,36 @@ ARGS ?=
 # a Hub model (hf.co/OWNER/REPO[:TAG]) or a model pack to install (b3os-infer models add)
 # and serve instead of the embedded default
 MODEL ?=
-# llama-cpp-python compiles llama.cpp for this CPU. Virtual machines may list AMX tiles
-# that their hypervisor does not enable (the first decode then dies on `ldtilecfg`), so
-# AMX is left out on x86-64 (the flags do not exist elsewhere); the wheel is built once per
-# machine and kept in WHEELS.
+# llama-cpp-python compiles llama.cpp for LLAMA_BACKEND: cpu, cuda, metal or vulkan
+# (default: metal on Apple Silicon, cpu elsewhere); the GPU backends offload every layer
+# unless [engine] gpu_layers says otherwise (docs/models.md, "Accelerators"). Virtual
+# machines may list AMX tiles that their hypervisor does not enable (the first decode then
+# dies on `ldtilecfg`), so AMX is left out on x86-64 (the flags do not exist elsewhere); the
+# wheel is built once per machine and backend and kept in WHEELS.
 LLAMA_CPP := 0.3.36
-ifeq ($(shell uname -m),x86_64)
+UNAME_S := $(shell uname -s)
+UNAME_M := $(shell uname -m)
+ifeq ($(UNAME_S)-$(UNAME_M),Darwin-arm64)
+LLAMA_BACKEND ?= metal
+else
+LLAMA_BACKEND ?= cpu
+endif
+BACKEND_FLAGS_cpu := $(if $(filter Darwin,$(UNAME_S)),-DGGML_METAL=off)
+BACKEND_FLAGS_cuda := -DGGML_CUDA=on
+BACKEND_FLAGS_metal := -DGGML_METAL=on
+BACKEND_FLAGS_vulkan := -DGGML_VULKAN=on
+ifeq ($(filter $(LLAMA_BACKEND),cpu cuda metal vulkan),)
+$(error LLAMA_BACKEND=$(LLAMA_BACKEND): use cpu, cuda, metal or vulkan)
+endif
+LLAMA_BACKEND_FLAGS := $(BACKEND_FLAGS_$(LLAMA_BACKEND))
+ifeq ($(UNAME_M),x86_64)
 LLAMA_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+NO_AMX := -no-amx
 else
 LLAMA_FLAGS :=
+NO_AMX :=
 endif
-WHEELS ?= $(HOME)/.cache/b3os-infer/wheels/llama-cpp-python-$(LLAMA_CPP)-no-amx
+WHEELS ?= $(HOME)/.cache/b3os-infer/wheels/llama-cpp-python-$(LLAMA_CPP)-$(LLAMA_BACKEND)$(NO_AMX)
 LLAMA_WHEEL = $(firstword $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl))
 # llama-cpp-python's source distribution, fetched once (only it as source: its build
 # dependencies, CMake among them, come as wheels) for both the wheel and llama-server
@@ -36,14 +55,14 @@ LLAMA_SERVER ?= $(HOME)/.cache/b3os-infer/llama-server-$(LLAMA_CPP)/llama-server
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## set up what serving needs: .venv with the package, llama-cpp-python and the default chat and embedding models
+install: $(STAMP) ## set up what serving needs: .venv with the package, llama-cpp-python (LLAMA_BACKEND=cpu|cuda|metal|vulkan) and the default chat and embedding models
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	test -n "$(LLAMA_WHEEL)" || { LLAMA_CPP='$(LLAMA_CPP)' SDISTS='$(SDISTS)' \
 	    bench/fetch_llama_sdist.sh $(VENV) >/dev/null && \
-	    CMAKE_ARGS="-DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" \
+	    CMAKE_ARGS="$(LLAMA_BACKEND_FLAGS) -DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" \
 	    $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
 	    '$(SDISTS)/llama_cpp_python-$(LLAMA_CPP).tar.gz' -w '$(WHEELS)'; }
 	$(BIN)/pip install --quiet --no-deps $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl

@@ -20,6 +20,7 @@ from b3os_infer.core import Sampling, Tool
 from b3os_infer.engine.base import GenerationRequest, Grammar, TokenEvent
 from b3os_infer.engine.gbnf import GbnfCompiler
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.grammar import tool_call_grammar
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / \
@@ -43,7 +44,7 @@ def rates(stamps: list[float]) -> str:
 
 async def main(model: str, tokens: int) -> None:
     engine = LlamaCppEngine(LlamaCppSettings(model, parallel=2, long_slots=1,
-                                             context_window=4096, kv_budget_bytes=256 << 20))
+                                             context_window=4096, kv_budget=KvBudget(mib=256)))
     await engine.start()
     try:
         prompt = engine.tokenize(PROMPT)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import EngineConfig, Home, ModelConfig
+from .config import EngineConfig, Home, ModelConfig, kv_budget
 from .engine.base import Engine, GrammarCompiler
+from .engine.devices import Placement
 from .engine.gbnf import GbnfCompiler
 from .engine.gguf import GgufTokenizer
 from .engine.hf_tokenizer import HfTokenizer
@@ -113,8 +114,9 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
         batch_tokens=engine.batch_tokens,
         context_window=window,
         kv_type=engine.kv_type,
-        kv_budget_bytes=engine.kv_memory_mib << 20,
+        kv_budget=kv_budget(engine),
         long_slots=engine.long_slots,
+        placement=Placement(engine.gpu_layers, engine.main_gpu, tuple(engine.tensor_split)),
         disk_cache=cache_dir,
         disk_budget_bytes=engine.prefix_cache_mib << 20,
         disk_min_tokens=engine.prefix_cache_min_tokens,
@@ -185,6 +187,6 @@ def _chat_model(model: ModelConfig, name: str, engine: Engine, template: ChatTem
                      context_window=window,
                      max_output_tokens=max_output_tokens(window, model.max_output_tokens),
                      capabilities=capabilities(profile, engine), profile=profile.name,
-                     trained_context_window=trained)
+                     trained_context_window=trained, device=engine.info.device)
     return ChatModel(card=card, engine=engine, template=template, profile=profile,
                      signer=Signer(secret), grammars=_grammars(engine))

@@ -15,6 +15,7 @@ from .edge.limits import LimitsConfig
 from .edge.queue import QueueConfig
 from .edge.state import DEFAULT_MAX_BODY_BYTES
 from .engine.kv_cache import DEFAULT_KV_TYPE, KV_TYPES
+from .engine.memory_plan import DEFAULT_KV_SHARE, KvBudget, parse_share
 from .node.models import DEFAULT_EMBEDDING_ID, DEFAULT_MODEL_ID
 from .observe.metrics import MetricsConfig
 from .packs import CATALOGUE, model_id
@@ -42,10 +43,19 @@ class EngineConfig:
     parallel: int = 8
     batch_tokens: int = 512
     kv_type: str = DEFAULT_KV_TYPE
-    # KV memory of a chat model, all its lanes together (docs/engine.md): long_slots hold
-    # the whole context window, the parallel others share the rest
-    kv_memory_mib: int = 2560
+    # KV memory of a chat model, all its lanes together (docs/engine.md, docs/models.md):
+    # a share of the memory available beyond the weights ("25%", the default), or
+    # kv_memory_mib; long_slots hold the whole context window, the parallel others share
+    # the rest
+    kv_memory: str | None = None
+    kv_memory_mib: int | None = None
     long_slots: int = 2
+    # accelerators (engine/devices.py): layers on the GPU (default: every layer where the
+    # llama.cpp build has a GPU backend, else 0); main_gpu alone puts the whole model on
+    # that GPU; tensor_split spreads the layers over the GPUs in these proportions
+    gpu_layers: int | None = None
+    main_gpu: int | None = None
+    tensor_split: list[float] = field(default_factory=list)
     # long prefixes saved under <home>/prefix-cache and reloaded after a restart; 0: off
     prefix_cache_mib: int = 4096
     prefix_cache_min_tokens: int = 2048
@@ -178,9 +188,10 @@ def load_config(path: Path | None) -> Config:
     return config
 
 
-# the smallest value of each [engine] number
-_ENGINE_MINIMUMS = {"threads": 1, "parallel": 1, "batch_tokens": 32, "kv_memory_mib": 16,
-                    "long_slots": 0, "prefix_cache_mib": 0, "prefix_cache_min_tokens": 1}
+# the smallest value of each [engine] number; the optional ones may also be left out
+_ENGINE_MINIMUMS = {"threads": 1, "parallel": 1, "batch_tokens": 32, "long_slots": 0,
+                    "prefix_cache_mib": 0, "prefix_cache_min_tokens": 1}
+_OPTIONAL_MINIMUMS = {"kv_memory_mib": 16, "gpu_layers": 0, "main_gpu": 0}
 
 
 def _check_engine(engine: EngineConfig, where: str) -> None:
@@ -189,6 +200,49 @@ def _check_engine(engine: EngineConfig, where: str) -> None:
     for key, minimum in _ENGINE_MINIMUMS.items():
         if getattr(engine, key) < minimum:
             raise ConfigError(f"{where}: {key} should be at least {minimum}")
+    for key, minimum in _OPTIONAL_MINIMUMS.items():
+        value = getattr(engine, key)
+        if value is not None and (not _is_int(value) or value < minimum):
+            raise ConfigError(f"{where}: {key} should be an integer >= {minimum}")
+    _check_kv_memory(engine, where)
+    _check_split(engine, where)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_kv_memory(engine: EngineConfig, where: str) -> None:
+    if engine.kv_memory is None:
+        return
+    if engine.kv_memory_mib is not None:
+        raise ConfigError(f"{where}: use either kv_memory or kv_memory_mib, not both")
+    if not isinstance(engine.kv_memory, str):
+        raise ConfigError(f"{where}: kv_memory should be a share of memory such as \"25%\"")
+    try:
+        parse_share(engine.kv_memory)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: kv_memory {exc}") from None
+
+
+def _check_split(engine: EngineConfig, where: str) -> None:
+    split = engine.tensor_split
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+                  for v in split)
+    if not numbers or (split and not sum(split) > 0):
+        raise ConfigError(f"{where}: tensor_split should be a list of numbers >= 0, one per "
+                          "GPU, not all 0 (such as [3, 1])")
+    if split and engine.main_gpu is not None:
+        raise ConfigError(f"{where}: use either main_gpu (the whole model on one GPU) or "
+                          "tensor_split (the layers spread over GPUs), not both")
+
+
+def kv_budget(engine: EngineConfig) -> KvBudget:
+    """The ``[engine]`` KV budget: kv_memory_mib, else the kv_memory share (default 25%)."""
+    if engine.kv_memory_mib is not None:
+        return KvBudget(mib=engine.kv_memory_mib)
+    share = parse_share(engine.kv_memory) if engine.kv_memory else DEFAULT_KV_SHARE
+    return KvBudget(share=share)
 
 
 def _section(config: Config, name: str, table: Any, data: dict[str, Any], where: str) -> None:

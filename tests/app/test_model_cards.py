@@ -23,6 +23,7 @@ async def test_a_scripted_model_lists_its_id_as_name_no_structured_output_and_it
         "tools": True, "thinking": True, "vision": False, "structured_output": False,
         "tool_calling": "native", "reasoning_format": "native"}
     assert card["b3os"]["max_output_tokens"] == 2048   # half of a 4096 window
+    assert card["b3os"]["device"] is None   # a scripted engine runs on no device we know
     assert plain.engine.info.context_window == 8192 and info.max_tokens == 8192 // 2
     assert (await plain.openai.models.retrieve("b3os/plain")).model_extra["b3os"][
         "capabilities"]["tool_calling"] == "generic"

@@ -14,7 +14,9 @@ from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
 
 @pytest.fixture(scope="module")
 def model():
-    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4), b"test-secret")
+    # a fixed budget, not a share of this machine's memory: two lanes on every machine
+    chat = load_gguf_model(ModelConfig(), EngineConfig(parallel=4, kv_memory_mib=2560),
+                           b"test-secret")
     asyncio.run(chat.engine.start())
     yield chat
     asyncio.run(chat.engine.close())

@@ -16,7 +16,10 @@ from b3os_infer.config import EngineConfig, ModelConfig
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
 from b3os_infer.engine.disk_cache import MAGIC, _read_header
+from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.chat import ChatModel
+from b3os_infer.node.models import default_model_path
 
 # long enough to take several 512-token prefill steps
 DOCUMENT = " ".join(f"Clause {i}: the tenant keeps the lantern lit on night {i}."
@@ -108,6 +111,49 @@ def test_a_small_budget_gives_short_slots_and_a_long_one():
         assert chat.engine.kv_usage().capacity == 4 * 2304 + 8192
     finally:
         asyncio.run(chat.engine.close())
+
+
+def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_so(caplog):
+    """100 MiB holds 4,551 tokens of SmolLM2's KV: one slot of 4,352 instead of 8,192."""
+    caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
+    chat = load_gguf_model(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
+                           b"test-secret")
+    try:
+        assert [(lane.slots, lane.window) for lane in chat.engine.plan.lanes] == [(1, 4352)]
+        assert chat.engine.info.context_window == chat.card.context_window == 4352
+        assert chat.card.max_output_tokens == 2176 and chat.card.device == "cpu"
+    finally:
+        asyncio.run(chat.engine.close())
+    assert "KV plan: 1 slot, 1 x 4,352 tokens, 96 MiB of KV (f16; kv_memory_mib = 100, " \
+           "model on cpu)" in caplog.text
+    assert "no whole 8192-token window: the model is served with 4352" in caplog.text
+
+
+def test_a_share_of_the_memory_available_less_the_model_file_sizes_the_lanes(caplog):
+    """A quarter of 1 GiB less the 94 MiB GGUF: 10,584 tokens of SmolLM2's KV, one whole
+    8,192-token window and one short slot of 2,304."""
+    caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
+    engine = LlamaCppEngine(LlamaCppSettings(
+        str(default_model_path()), parallel=4, long_slots=1, context_window=8192,
+        kv_budget=KvBudget(share=0.25), memory_bytes=1 << 30))
+    try:
+        assert [(lane.slots, lane.window) for lane in engine.plan.lanes] == [(1, 2304),
+                                                                             (1, 8192)]
+    finally:
+        asyncio.run(engine.close())
+    assert ('kv_memory = "25%" of 1,024 MiB available less the weights\' 94 MiB = 233 MiB'
+            in caplog.text)
+
+
+def test_gpu_layers_on_a_build_without_a_gpu_backend_serve_on_the_cpu_and_say_why(caplog):
+    caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
+    chat = load_gguf_model(ModelConfig(context_window=2048),
+                           engine_config(kv_memory_mib=100, gpu_layers=20), b"test-secret")
+    try:
+        assert chat.card.device == chat.engine.info.device == "cpu"
+    finally:
+        asyncio.run(chat.engine.close())
+    assert "gpu_layers = 20, but this llama.cpp build has no GPU backend" in caplog.text
 
 
 def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(caplog):

@@ -84,6 +84,7 @@ def test_models_listing_has_the_b3os_object(client):
     extra = model.model_extra["b3os"]
     assert extra["kind"] == "chat" and extra["context_window"] == 32768
     assert extra["trained_context_window"] == 8192 and extra["rope_scaling"] == "yarn"
+    assert extra["device"] == "cpu"   # this machine's llama.cpp build has no GPU backend
     # SmolLM2's template knows neither tools nor reasoning: ours are used, said as "generic"
     assert extra["capabilities"] == {"tools": True, "thinking": True, "vision": False,
                                      "structured_output": True, "tool_calling": "generic",

@@ -47,14 +47,31 @@ def test_a_model_with_a_thinner_kv_gets_a_longer_short_lane_from_the_same_budget
     assert thin.lanes[0].window > 3 * fat.lanes[0].window
 
 
-def test_a_budget_too_small_for_the_long_lane_is_refused_with_what_it_needs():
-    with pytest.raises(KvBudgetTooSmall, match=r"kv_memory_mib = 512 .* at least 1,80\d MiB"):
-        plan_lanes(32768, 8, 2, 512 * MIB, SMOLLM2.bytes_per_token("f16"))
+def test_a_budget_too_small_for_the_long_lane_keeps_the_window_with_fewer_slots():
+    per_token = SMOLLM2.bytes_per_token("f16")
+    # 1,000 MiB: one whole 32,768-token window (720 MiB) and six short slots of 2,048
+    plan = plan_lanes(32768, 8, 2, 1000 * MIB, per_token)
+    assert plan.lanes == (LanePlan(6, 2048), LanePlan(1, 32768))
+    assert plan.window == 32768 and plan.slots == 7
+    # 740 MiB: the whole window and too little beside it for a short slot
+    assert plan_lanes(32768, 8, 2, 740 * MIB, per_token).lanes == (LanePlan(1, 32768),)
 
 
-def test_without_long_slots_every_slot_needs_the_whole_window():
-    with pytest.raises(KvBudgetTooSmall, match="at least 5,760 MiB"):
-        plan_lanes(32768, 8, 0, 2560 * MIB, SMOLLM2.bytes_per_token("f16"))
+def test_a_budget_below_one_whole_window_serves_one_slot_of_a_shorter_window():
+    plan = plan_lanes(32768, 8, 2, 512 * MIB, SMOLLM2.bytes_per_token("f16"))
+    assert plan.lanes == (LanePlan(1, 23296),)
+    assert plan.window == 23296
+
+
+def test_a_budget_below_one_slot_of_2048_tokens_is_refused_with_what_it_needs():
+    with pytest.raises(KvBudgetTooSmall, match=r"cannot hold one slot of 2,048 tokens .* "
+                                               r"at least 45 MiB; raise kv_memory"):
+        plan_lanes(32768, 8, 2, 40 * MIB, SMOLLM2.bytes_per_token("f16"))
+
+
+def test_without_long_slots_the_budget_holds_as_many_whole_windows_as_fit():
+    assert plan_lanes(32768, 8, 0, 2560 * MIB, SMOLLM2.bytes_per_token("f16")).lanes == (
+        LanePlan(3, 32768),)
     assert plan_lanes(32768, 8, 0, 5760 * MIB, SMOLLM2.bytes_per_token("f16")).lanes == (
         LanePlan(8, 32768),)
 
@@ -65,7 +82,7 @@ def test_engine_settings_out_of_range_are_refused_when_the_config_is_read(tmp_pa
     with pytest.raises(ConfigError, match=r"\[engine\]: kv_type should be one of f16, q8_0"):
         load_config(path)
     path.write_text("[engine]\nkv_memory_mib = 0\n")
-    with pytest.raises(ConfigError, match=r"kv_memory_mib should be at least 16"):
+    with pytest.raises(ConfigError, match=r"kv_memory_mib should be an integer >= 16"):
         load_config(path)
     path.write_text("[engine]\nlong_slots = 1\nkv_memory_mib = 4000\nprefix_cache_mib = 0\n")
     engine = load_config(path).engine

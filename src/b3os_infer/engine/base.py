@@ -114,6 +114,8 @@ class EngineInfo:
     applies_grammars: bool = False   # honours GenerationRequest.grammar
     # sequences it runs at once (None: no fixed number); more wait in its queue
     slots: int | None = None
+    # what computes it: "cpu" or a GPU backend ("cuda", "metal", ...); None: not known here
+    device: str | None = None
 
 
 @dataclass(frozen=True)

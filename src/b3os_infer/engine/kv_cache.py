@@ -12,7 +12,8 @@ split into two lanes, two contexts on the same weights: a *long* lane of ``long_
 slots holding the whole context window, and a *short* lane of ``parallel`` slots sharing
 what is left. A request goes to the short lane when it fits there with room to answer;
 a reply that outgrows it moves to the long lane. When the budget holds full windows for
-every slot, there is a single lane.
+every slot, there is a single lane; a budget too small for the long lane keeps the window
+before the slots (plan_lanes says how).
 """
 
 from __future__ import annotations
@@ -56,6 +57,15 @@ class KvPlan:
     lanes: tuple[LanePlan, ...]   # shortest window first; the last holds the whole window
     bytes_per_token: int
 
+    @property
+    def window(self) -> int:
+        """The window served: the longest lane's."""
+        return self.lanes[-1].window
+
+    @property
+    def slots(self) -> int:
+        return sum(lane.slots for lane in self.lanes)
+
     def bytes(self) -> int:
         return sum(lane.tokens() for lane in self.lanes) * self.bytes_per_token
 
@@ -65,28 +75,44 @@ class KvPlan:
 
 
 class KvBudgetTooSmall(ValueError):
-    """The budget cannot hold the long lane plus a useful short one."""
+    """The budget cannot hold one slot of a useful window."""
 
 
 def plan_lanes(window: int, parallel: int, long_slots: int, budget_bytes: int,
                bytes_per_token: int) -> KvPlan:
     """The lanes for ``parallel`` short slots and ``long_slots`` of the whole ``window``
-    within ``budget_bytes`` of KV."""
-    if parallel * window * bytes_per_token <= budget_bytes:
+    within ``budget_bytes`` of KV, never more than every slot's whole window.
+
+    A budget too small for all of that keeps the window before the slots: fewer short
+    slots (each at least 2,048 tokens), then fewer long ones, then, when even one whole
+    window does not fit, one slot of a shorter window.
+    """
+    tokens = budget_bytes // bytes_per_token
+    whole = tokens // window
+    if whole >= parallel:
         return KvPlan((LanePlan(parallel, window),), bytes_per_token)
-    rest = budget_bytes - long_slots * window * bytes_per_token
-    short = rest // (parallel * bytes_per_token) // LANE_GRANULARITY * LANE_GRANULARITY
-    if long_slots == 0 or short < min(MIN_SHORT_WINDOW, window):
-        raise KvBudgetTooSmall(_too_small(window, parallel, long_slots, budget_bytes,
-                                          bytes_per_token))
-    return KvPlan((LanePlan(parallel, short), LanePlan(long_slots, window)), bytes_per_token)
+    if whole == 0:
+        return _shorter_window(tokens, window, bytes_per_token)
+    if long_slots == 0:
+        return KvPlan((LanePlan(whole, window),), bytes_per_token)
+    long = LanePlan(min(long_slots, whole), window)
+    rest = tokens - long.tokens()
+    floor = min(MIN_SHORT_WINDOW, window)
+    short_slots = min(parallel, rest // floor)
+    short = min(rest // max(short_slots, 1) // LANE_GRANULARITY * LANE_GRANULARITY, window)
+    if short_slots == 0 or short < floor:
+        return KvPlan((long,), bytes_per_token)
+    return KvPlan((LanePlan(short_slots, short), long), bytes_per_token)
 
 
-def _too_small(window: int, parallel: int, long_slots: int, budget: int, per_token: int
-               ) -> str:
-    short = min(MIN_SHORT_WINDOW, window) if long_slots else window
-    need = (long_slots * window + parallel * short) * per_token
-    return (f"kv_memory_mib = {budget / 2**20:,.0f} cannot hold {long_slots} slot(s) of the "
-            f"{window:,}-token window and {parallel} shorter ones ({per_token:,} bytes of KV "
-            f"per token): it needs at least {-(-need // 2**20):,} MiB; raise kv_memory_mib, "
-            "or lower long_slots, parallel or the model's context_window")
+def _shorter_window(tokens: int, window: int, bytes_per_token: int) -> KvPlan:
+    """One slot of the longest window the budget holds, if that is still useful."""
+    shorter = tokens // LANE_GRANULARITY * LANE_GRANULARITY
+    if shorter < MIN_SHORT_WINDOW:
+        need = -(-MIN_SHORT_WINDOW * bytes_per_token // 2**20)
+        raise KvBudgetTooSmall(
+            f"a KV budget of {tokens * bytes_per_token / 2**20:,.0f} MiB cannot hold one "
+            f"slot of {MIN_SHORT_WINDOW:,} tokens ({bytes_per_token:,} bytes of KV per "
+            f"token; the model's window is {window:,}): it needs at least {need:,} MiB; "
+            "raise kv_memory or kv_memory_mib")
+    return KvPlan((LanePlan(1, shorter),), bytes_per_token)

@@ -41,6 +41,7 @@ from .base import (
     TokenEvent,
     check_fits,
 )
+from .devices import Placement, device_name, gpu_backend, gpu_offload, model_params
 from .disk_cache import DiskCache, model_identity
 from .gguf import (
     display_name,
@@ -52,6 +53,7 @@ from .gguf import (
 )
 from .kv_cache import DEFAULT_KV_TYPE, KvPlan, LanePlan, ModelShape, plan_lanes
 from .lanes import Lane, Slot, pick_slot
+from .memory_plan import KvBudget, available_memory
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
 from .reasoning import ReasoningTracker
 from .samplers import sampler_chain
@@ -74,9 +76,13 @@ class LlamaCppSettings:
     batch_tokens: int = 512
     context_window: int | None = None
     kv_type: str = DEFAULT_KV_TYPE
-    # the KV of every lane together, and the slots that hold a whole window (kv_cache.py)
-    kv_budget_bytes: int = 2560 << 20
+    # the KV of every lane together (memory_plan.py), and the slots that hold a whole
+    # window (kv_cache.py); memory_bytes: the memory available (None: read it)
+    kv_budget: KvBudget = field(default_factory=KvBudget)
+    memory_bytes: int | None = None
     long_slots: int = 2
+    # where the layers go: the CPU, or a GPU where the llama.cpp build has one (devices.py)
+    placement: Placement = field(default_factory=Placement)
     # a reused prefix shorter than this (a chat template's first tokens) is still read from
     # the KV, but counted as input, not as cached: both APIs report only long cached prefixes
     min_reported_cache: int = 64
@@ -170,31 +176,37 @@ class LlamaCppEngine:
         if settings.kv_type not in _KV_TYPES:
             raise ValueError(f"kv_type must be one of {', '.join(_KV_TYPES)}")
         quiet_llama()
-        model_params = ll.llama_model_default_params()
-        self._model = ll.llama_model_load_from_file(settings.model_path.encode(), model_params)
+        # read before the weights are loaded, which the budget then takes off
+        self._memory = settings.memory_bytes or available_memory()
+        offload = gpu_offload()
+        self.device = device_name(settings.placement, offload, gpu_backend())
+        if settings.placement.gpu_layers and not offload:
+            log.warning("gpu_layers = %d, but this llama.cpp build has no GPU backend: the "
+                        "model runs on the CPU (make install LLAMA_BACKEND=cuda|metal|vulkan)",
+                        settings.placement.gpu_layers)
+        self._model_params = model_params(settings.placement, offload)
+        self._model = ll.llama_model_load_from_file(settings.model_path.encode(),
+                                                    self._model_params.params)
         if not self._model:
             raise RuntimeError(f"llama.cpp could not load {settings.model_path}")
         self._vocab = ll.llama_model_get_vocab(self._model)
         trained = ll.llama_model_n_ctx_train(self._model)
-        window = settings.context_window or trained
         self.trained_window = trained
-        self.plan: KvPlan = plan_lanes(
-            window, settings.parallel, settings.long_slots, settings.kv_budget_bytes,
-            model_shape(self._model).bytes_per_token(settings.kv_type))
+        self.plan: KvPlan = self._plan(settings.context_window or trained)
+        window = self.plan.window
         self._lanes = [Lane(number, self._new_context(lane, window, trained), lane,
                             settings.batch_tokens)
                        for number, lane in enumerate(self.plan.lanes)]
         self._disk = self._disk_cache(window, trained)
-        slots = sum(lane.slots for lane in self.plan.lanes)
         self.info = EngineInfo(
             context_window=window,
             vocab_size=ll.llama_vocab_n_tokens(self._vocab),
-            description=f"llama.cpp, {settings.n_threads} threads, "
+            description=f"llama.cpp on {self.device}, {settings.n_threads} threads, "
                         f"{self.plan.describe()} ({settings.kv_type})",
             applies_grammars=True,
-            slots=slots,
+            slots=self.plan.slots,
+            device=self.device,
         )
-        log.info("KV lanes: %s", self.plan.describe())
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
         self._waiting: list[_Sequence] = []
         self._active: list[_Sequence] = []
@@ -202,6 +214,22 @@ class LlamaCppEngine:
         self._stopping = False
         self._outbox = _Outbox()
         self._last_text = ""
+
+    def _plan(self, window: int) -> KvPlan:
+        """The lanes the KV budget buys for this model on this machine; logged."""
+        settings = self.settings
+        model_bytes = Path(settings.model_path).stat().st_size
+        memory = self._memory
+        plan = plan_lanes(window, settings.parallel, settings.long_slots,
+                          settings.kv_budget.resolve(model_bytes, memory),
+                          model_shape(self._model).bytes_per_token(settings.kv_type))
+        log.info("KV plan: %d slot%s, %s (%s; %s, model on %s)", plan.slots,
+                 "" if plan.slots == 1 else "s", plan.describe(), settings.kv_type,
+                 settings.kv_budget.describe(model_bytes, memory), self.device)
+        if plan.window < window:
+            log.warning("the KV budget holds no whole %d-token window: the model is served "
+                        "with %d (raise kv_memory, or set context_window)", window, plan.window)
+        return plan
 
     def _new_context(self, lane: LanePlan, window: int, trained: int) -> Any:
         """One KV stream per slot of the lane, each holding the lane's window.

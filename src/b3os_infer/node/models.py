@@ -94,3 +94,5 @@ class ModelCard:
     owned_by: str = "b3os"
     profile: str = "generic"
     trained_context_window: int | None = None
+    # what computes it: "cpu" or a GPU backend ("cuda", "metal", ...); None: not known here
+    device: str | None = None

@@ -85,6 +85,7 @@ def model_entry(model: ChatModel) -> dict[str, Any]:
         "rope_scaling": "yarn" if card.trained_context_window and
         card.context_window > card.trained_context_window else None,
         "profile": card.profile,
+        "device": card.device,
         "max_output_tokens": card.max_output_tokens,
         "capabilities": card.capabilities.as_dict(),
     })
