@@ -28,7 +28,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.types import ASGIApp, Message
 
@@ -47,6 +46,7 @@ from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.node.registry import ModelRegistry
 from b3os_infer.observe.metrics import Metrics
 from support.servers import free_port
+from support.uvicorn_serving import serving
 
 MODEL = "b3os/scripted"
 SECRET = "session-routing-tests-node-secret"
@@ -332,21 +332,6 @@ async def test_a_busy_session_node_sends_the_turn_to_the_least_loaded_node_then_
     assert in_flight == [0, 0, 0]   # every request the edge sent has finished
 
 
-@asynccontextmanager
-async def _serving(app: ASGIApp, port: int) -> AsyncIterator[None]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", access_log=False))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        await task
-
 
 def _scraped(exposition: str, name: str) -> list[tuple[dict[str, str], float]]:
     return [(sample.labels, sample.value)
@@ -374,8 +359,8 @@ async def test_the_edge_app_keeps_sessions_on_their_nodes_and_counts_it_in_its_m
     served: dict[int, set[int]] = {}
     async with AsyncExitStack() as stack:
         for port, app in node_apps.items():
-            await stack.enter_async_context(_serving(app, port))
-        await stack.enter_async_context(_serving(edge, edge_port))
+            await stack.enter_async_context(serving(app, port))
+        await stack.enter_async_context(serving(edge, edge_port))
         http = await stack.enter_async_context(httpx.AsyncClient(
             base_url=edge_url, headers={"x-api-key": key}, timeout=30))
         bodies = {s: _first_request(s, named=False) for s in range(6)}
@@ -395,6 +380,6 @@ async def test_the_edge_app_keeps_sessions_on_their_nodes_and_counts_it_in_its_m
     assert decisions == [({"model": MODEL, "decision": "affine", "key": "session"}, 18.0)]
     # every node that served a session reports the later turns' prefixes as cache hits
     hits = _scraped(exposition, "b3os_edge_node_prefix_cache_hits_total")
-    serving = {f"http://127.0.0.1:{port}" for ports in served.values() for port in ports}
-    assert {labels["node"] for labels, _ in hits} == serving
+    serving_nodes = {f"http://127.0.0.1:{port}" for ports in served.values() for port in ports}
+    assert {labels["node"] for labels, _ in hits} == serving_nodes
     assert all(value > 0 for _, value in hits)

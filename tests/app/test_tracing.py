@@ -4,19 +4,14 @@ across an edge and its node (real sockets, both servers in this test's event loo
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from starlette.types import ASGIApp
 
 from b3os_infer.app import create_app, create_edge_app, create_node_app
 from b3os_infer.compose import scripted_model
@@ -30,6 +25,7 @@ from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.node.registry import ModelRegistry
 from b3os_infer.observe.tracing import REQUEST_ID, Tracing
 from support.servers import free_port
+from support.uvicorn_serving import serving
 
 pytestmark = pytest.mark.anyio
 MODEL = "b3os/scripted"
@@ -147,21 +143,6 @@ async def test_tracing_is_off_without_an_otlp_endpoint(monkeypatch):
     tracing.provider.shutdown()
 
 
-@contextlib.asynccontextmanager
-async def _serving(app: ASGIApp, port: int) -> AsyncIterator[None]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", access_log=False))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        await task
-
 
 async def test_the_edges_trace_continues_on_its_node_and_server_timing_has_the_nodes_times(
         tmp_path, exporter):
@@ -174,7 +155,7 @@ async def test_the_edges_trace_continues_on_its_node_and_server_timing_has_the_n
     edge = create_edge_app(EdgeState.for_keys(keys),
                            NodePool([f"http://127.0.0.1:{node_port}"], SECRET), SECRET,
                            edge_url, tracing=_tracing(exporter))
-    async with _serving(node, node_port), _serving(edge, edge_port):
+    async with serving(node, node_port), serving(edge, edge_port):
         async with httpx.AsyncClient(base_url=edge_url) as http:
             response = await http.post("/v1/infer/v1/messages", json=BODY,
                                        headers={"x-api-key": key})

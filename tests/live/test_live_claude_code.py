@@ -167,8 +167,9 @@ def session(server: LiveServer, tmp_path: Path, prompt: str, tool: str, program:
     return calls, results, result
 
 
-def test_a_session_where_the_model_reads_a_file_answers_with_the_word_in_it(
-        scripted_live, tmp_path, claude_cli):
+def password_file(scripted_live: ScriptedServer, tmp_path: Path
+                  ) -> tuple[LiveServer, Path, str]:
+    """A file with a fresh password in it, and a server whose model reads it and says it."""
     word = "w" + secrets.token_hex(6)
     notes = tmp_path / "notes.txt"
     notes.write_text(f"The password is {word}.\n")
@@ -177,6 +178,12 @@ def test_a_session_where_the_model_reads_a_file_answers_with_the_word_in_it(
               when="Read the file notes.txt"),
         reply("It holds the password.", f"The password is {word}.", when=word),
     ])
+    return server, notes, word
+
+
+def test_a_session_where_the_model_reads_a_file_answers_with_the_word_in_it(
+        scripted_live, tmp_path, claude_cli):
+    server, notes, word = password_file(scripted_live, tmp_path)
     calls, results, result = session(server, tmp_path, "Read the file notes.txt and tell me "
                                      "the password.", "Read", claude_cli.path)
     assert [(c["name"], c["input"]) for c in calls] == [("Read", {"file_path": str(notes)})]
@@ -186,14 +193,7 @@ def test_a_session_where_the_model_reads_a_file_answers_with_the_word_in_it(
 
 def test_b3os_infer_claude_runs_a_read_session_with_only_the_url_and_key_set(
         scripted_live, tmp_path, claude_cli):
-    word = "w" + secrets.token_hex(6)
-    notes = tmp_path / "notes.txt"
-    notes.write_text(f"The password is {word}.\n")
-    server = scripted_live([
-        reply("The file will say.", tool_call("Read", {"file_path": str(notes)}),
-              when="Read the file notes.txt"),
-        reply("It holds the password.", f"The password is {word}.", when=word),
-    ])
+    server, _, word = password_file(scripted_live, tmp_path)
     # no ANTHROPIC_* variable and no --model: the launcher finds them from the server
     env = {"PATH": f"{claude_cli.path.parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
            "B3OS_URL": server.root, "B3OS_API_KEY": server.key,
