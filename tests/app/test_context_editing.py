@@ -85,6 +85,21 @@ async def test_tool_results_beyond_keep_are_replaced_and_the_reply_says_how_many
     assert all(f"src/file_{i}.py" in prompt for i in range(5))
 
 
+async def test_a_session_past_the_window_goes_on_once_old_results_are_cleared(scripted_app):
+    app = await scripted_app(Script(replies=(Reply("Done.", repeat=True),),
+                                    context_window=2500))
+    messages = _tool_session(["Read"] * 5)
+    assert (await _count(app, messages=messages)).input_tokens > 2500
+    with pytest.raises(anthropic.BadRequestError) as info:
+        await _create(app, False, messages=messages)
+    assert info.value.body["b3os"]["code"] == "context_length_exceeded"
+    edits = _clear_tool_uses(trigger={"type": "input_tokens", "value": 2000},
+                             keep={"type": "tool_uses", "value": 1})
+    reply = await _create(app, False, messages=messages, context_management=edits)
+    assert reply.content[0].text == "Done."
+    assert reply.usage.input_tokens < 2500
+
+
 async def test_stream_and_non_stream_report_the_same_edits(scripted_app):
     app = await scripted_app(Reply("Done.", repeat=True))
     kwargs = {"messages": _tool_session(["Read"] * 4),

@@ -72,7 +72,7 @@ async def count_tokens(request: Request) -> Response:
     chat = decode_count_tokens_request(await json_body(request))
     model = _registry(request).get(chat.model)
     edited = edit_context(chat, model.count_tokens)
-    tokens = model.count_tokens(edited.request)
+    tokens = edited.tokens if edited.tokens is not None else model.count_tokens(edited.request)
     if chat.context_edits is None:
         return _json(MessageTokensCount(input_tokens=tokens))
     original = edited.original_tokens if edited.original_tokens is not None else tokens

@@ -50,12 +50,13 @@ class AppliedEdit:
 @dataclass(frozen=True)
 class EditedContext:
     """The request as the model reads it, the edits that changed it, and the prompt's
-    length before any edit (None where no edit needed it counted: then it is the length
-    of ``request``, which no edit changed)."""
+    length before any edit and after them all (None where no edit needed them counted:
+    then both are the length of ``request``, which no edit changed)."""
 
     request: ChatRequest
     applied: tuple[AppliedEdit, ...] = ()
     original_tokens: int | None = None
+    tokens: int | None = None
 
 
 class _Measured:
@@ -66,6 +67,10 @@ class _Measured:
         self._count = count
         self._tokens: int | None = None
         self.original: int | None = None
+
+    @property
+    def counted(self) -> int | None:
+        return self._tokens
 
     def tokens(self) -> int:
         if self._tokens is None:
@@ -96,7 +101,7 @@ def edit_context(request: ChatRequest, count: Counter) -> EditedContext:
         done = _apply(edit, measured)
         if done is not None:
             applied.append(done)
-    return EditedContext(measured.request, tuple(applied), measured.original)
+    return EditedContext(measured.request, tuple(applied), measured.original, measured.counted)
 
 
 def _apply(edit: ContextEdit, measured: _Measured) -> AppliedEdit | None:
