@@ -335,3 +335,21 @@ async def test_a_clearing_ends_the_cached_prefix_at_the_first_cleared_result(scr
     # one token a byte here: the reuse stops where the first cleared result begins
     assert 0 < reused <= prompt.index(CLEARED_RESULT) < whole
     assert edited.usage.input_tokens == len(app.engine.received[-1].request.prompt) - reused
+
+
+async def test_the_cache_diagnosis_names_a_new_clearing_with_the_tokens_it_cost(scripted_app):
+    app = await scripted_app(Script(replies=(Reply("Done.", repeat=True),), prefix_cache=True))
+    edits = _clear_tool_uses(keep={"type": "tool_uses", "value": 2})
+    first = await _create(app, False, messages=_tool_session(["Read"] * 4),
+                          context_management=edits, diagnostics={"previous_message_id": None})
+    assert first.context_management.applied_edits[0].cleared_tool_uses == 2
+    # one more tool use: the edit now clears the third result too, inside the cached prefix
+    later = _tool_session(["Read"] * 5)
+    second = await _create(app, False, messages=later, context_management=edits,
+                           diagnostics={"previous_message_id": first.id})
+    assert second.context_management.applied_edits[0].cleared_tool_uses == 3
+    miss = second.diagnostics.cache_miss_reason
+    assert miss.type == "messages_changed"
+    whole_first = first.usage.input_tokens + first.usage.cache_read_input_tokens
+    assert miss.cache_missed_input_tokens == \
+        whole_first - second.usage.cache_read_input_tokens > 0
