@@ -141,6 +141,33 @@ class CacheCheck:
     previous_id: str | None = None
 
 
+@dataclass(frozen=True)
+class ClearToolUses:
+    """Replace the results of old tool calls with a short placeholder once the prompt is
+    past a trigger (``trigger_tokens`` prompt tokens, or ``trigger_tool_uses`` calls; one
+    of the two is set), keeping the ``keep`` most recent calls and those of the tools in
+    ``exclude``; only if that clears at least ``clear_at_least`` prompt tokens. The calls'
+    inputs are cleared too where ``clear_inputs`` says: all (True) or those named."""
+
+    trigger_tokens: int | None = 100_000
+    trigger_tool_uses: int | None = None
+    keep: int = 3
+    clear_at_least: int = 0
+    exclude: frozenset[str] = frozenset()
+    clear_inputs: bool | frozenset[str] = False
+
+
+@dataclass(frozen=True)
+class ClearThinking:
+    """Remove the thinking of earlier assistant turns, keeping that of the ``keep_turns``
+    most recent turns that have some (None: keep all)."""
+
+    keep_turns: int | None = 1
+
+
+ContextEdit = ClearToolUses | ClearThinking
+
+
 @dataclass
 class ChatRequest:
     """A chat request after translation from either wire format."""
@@ -158,6 +185,9 @@ class ChatRequest:
     # None: no log-probabilities; N >= 0: each reply token's own and the N most likely
     top_logprobs: int | None = None
     cache_check: CacheCheck | None = None
+    # edits of the conversation made before it is rendered, in order; None: none asked for
+    # (an empty tuple: asked for, with no edits)
+    context_edits: tuple[ContextEdit, ...] | None = None
 
 
 @dataclass

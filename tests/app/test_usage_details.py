@@ -57,7 +57,11 @@ async def test_the_anthropic_model_info_states_the_models_capabilities(scripted_
     # the scripted engine applies no grammars and reads no images
     assert not caps.structured_outputs.supported and not caps.image_input.supported
     assert not caps.batch.supported and not caps.server_tools.supported
-    assert not caps.citations.supported and not caps.context_management.supported
+    assert not caps.citations.supported
+    # both context edits are made on the node; compaction is not
+    edits = caps.context_management
+    assert edits.supported and edits.clear_tool_uses_20250919.supported
+    assert edits.clear_thinking_20251015.supported and not edits.compact_20260112.supported
 
 
 async def test_responses_usage_counts_the_reasoning_tokens_apart(scripted_app):

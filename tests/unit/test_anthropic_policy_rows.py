@@ -44,6 +44,7 @@ SUPPORTED = {
     "thinking": {"type": "enabled", "budget_tokens": 1024},
     "output_config": {"format": SCHEMA_FORMAT}, "output_format": SCHEMA_FORMAT,
     "diagnostics": {"previous_message_id": "msg_1"},
+    "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
 }
 TOOL_SUPPORTED = {"name": "Write", "input_schema": {"type": "object", "required": ["a"]},
                   "description": "reads", "defer_loading": True}

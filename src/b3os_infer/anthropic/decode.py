@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 from ..core import (
     CacheCheck,
     ChatRequest,
+    ClearThinking,
+    ClearToolUses,
+    ContextEdit,
     JsonObject,
     Message,
     Part,
@@ -54,12 +57,18 @@ from .wire.content import (
 )
 from .wire.kinds import TABLES
 from .wire.params import (
+    ClearThinkingEditParam,
+    ClearToolUsesEditParam,
+    ContextManagementParam,
     Effort,
+    InputTokensParam,
     MessageCountTokensParams,
     MessageCreateParams,
     PromptParams,
     ThinkingConfigDisabledParam,
     ThinkingConfigEnabledParam,
+    ThinkingTurnsParam,
+    ToolUsesParam,
 )
 from .wire.tools import ToolChoiceNoneParam, ToolChoiceParam, ToolChoiceToolParam
 
@@ -103,6 +112,7 @@ def _prompt(params: PromptParams) -> ChatRequest:
     request = ChatRequest(model=params.model, messages=messages, system=_system(params.system),
                           tools=tools.final(), tool_choice=choice)
     request.response_schema = _output_schema(params)
+    request.context_edits = context_edits(params.context_management)
     return request
 
 
@@ -229,6 +239,44 @@ def _tool_choice(choice: ToolChoiceParam | None, tools: list[Tool]) -> ToolChoic
         raise invalid("tool_choice.name", f"no tool named {name!r} in `tools`")
     parallel = isinstance(choice, ToolChoiceNoneParam) or not choice.disable_parallel_tool_use
     return ToolChoice(_MODES[choice.type], name, parallel)
+
+
+# ---- context editing ----------------------------------------------------------------
+
+
+def context_edits(config: ContextManagementParam | None) -> tuple[ContextEdit, ...] | None:
+    """The edits asked for, with the real API's defaults; None when none were asked."""
+    if config is None:
+        return None
+    return tuple(_clear_tool_uses(edit) if isinstance(edit, ClearToolUsesEditParam)
+                 else _clear_thinking(edit) for edit in config.edits or [])
+
+
+def _clear_tool_uses(edit: ClearToolUsesEditParam) -> ClearToolUses:
+    tokens, uses = _trigger(edit.trigger)
+    inputs = edit.clear_tool_inputs
+    return ClearToolUses(
+        trigger_tokens=tokens, trigger_tool_uses=uses,
+        keep=edit.keep.value if edit.keep is not None else 3,
+        clear_at_least=edit.clear_at_least.value if edit.clear_at_least is not None else 0,
+        exclude=frozenset(edit.exclude_tools or ()),
+        clear_inputs=frozenset(inputs) if isinstance(inputs, list) else bool(inputs))
+
+
+def _trigger(trigger: InputTokensParam | ToolUsesParam | None) -> tuple[int | None, int | None]:
+    """(prompt tokens, tool uses): the one the edit waits for; 100,000 tokens by default."""
+    if trigger is None:
+        return 100_000, None
+    if isinstance(trigger, ToolUsesParam):
+        return None, trigger.value
+    return trigger.value, None
+
+
+def _clear_thinking(edit: ClearThinkingEditParam) -> ClearThinking:
+    keep = edit.keep
+    if keep is None:
+        return ClearThinking()
+    return ClearThinking(keep.value if isinstance(keep, ThinkingTurnsParam) else None)
 
 
 # ---- thinking and output -------------------------------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from .. import core
 from ..errors import InferError
 from ..http.sse import named_frame, with_pings
+from ..node.context_edits import AppliedEdit, EditedContext
 from ..node.models import Capabilities
 from .errors import error_body
 from .wire import responses as wire
@@ -75,13 +76,32 @@ def block_of(part: core.Part) -> wire.ContentBlock:
     raise TypeError(f"{type(part).__name__} is not part of a reply")
 
 
+def edit_of(applied: AppliedEdit) -> wire.ClearToolUsesEditResponse \
+        | wire.ClearThinkingEditResponse:
+    if applied.kind == "clear_tool_uses":
+        return wire.ClearToolUsesEditResponse(cleared_tool_uses=applied.cleared,
+                                              cleared_input_tokens=applied.cleared_tokens)
+    return wire.ClearThinkingEditResponse(cleared_thinking_turns=applied.cleared,
+                                          cleared_input_tokens=applied.cleared_tokens)
+
+
+def context_management_of(edited: EditedContext | None
+                          ) -> wire.ContextManagementResponse | None:
+    """What the reply says of the edits: None where the request asked for none."""
+    if edited is None or edited.request.context_edits is None:
+        return None
+    return wire.ContextManagementResponse(applied_edits=[edit_of(a) for a in edited.applied])
+
+
 def message_of(message_id: str, model: str, result: core.ChatResult,
-               diagnostics: wire.Diagnostics | None = None) -> wire.Message:
+               diagnostics: wire.Diagnostics | None = None,
+               edited: EditedContext | None = None) -> wire.Message:
     return wire.Message(id=message_id, model=model,
                         content=[block_of(part) for part in result.parts],
                         stop_reason=STOP_REASONS[result.stop_reason],
                         stop_sequence=result.stop_sequence, usage=usage_of(result.usage),
-                        diagnostics=diagnostics)
+                        diagnostics=diagnostics,
+                        context_management=context_management_of(edited))
 
 
 class MessageStreamEncoder:
@@ -92,11 +112,12 @@ class MessageStreamEncoder:
     """
 
     def __init__(self, message_id: str, model: str,
-                 diagnose: Callable[[core.Usage], wire.Diagnostics | None] | None = None
-                 ) -> None:
+                 diagnose: Callable[[core.Usage], wire.Diagnostics | None] | None = None,
+                 edited: EditedContext | None = None) -> None:
         self.message_id = message_id
         self.model = model
         self.diagnose = diagnose
+        self.context_management = context_management_of(edited)
         self._index = -1
         self._open_kind: str | None = None
 
@@ -157,8 +178,9 @@ class MessageStreamEncoder:
                                        output_tokens_details=thinking_of(event.usage))
         delta = wire.MessageDelta(stop_reason=STOP_REASONS[event.stop_reason],
                                   stop_sequence=event.stop_sequence)
-        return self._close() + [frame(wire.RawMessageDeltaEvent(delta=delta, usage=usage)),
-                                STOP_FRAME]
+        done = wire.RawMessageDeltaEvent(delta=delta, usage=usage,
+                                          context_management=self.context_management)
+        return self._close() + [frame(done), STOP_FRAME]
 
 
 def encode_stream(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,

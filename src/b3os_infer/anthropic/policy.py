@@ -13,13 +13,20 @@ and a test keeps them equal.
 from __future__ import annotations
 
 from ..wire import Rule, kind_rules, policy_rules, render_tables
-from .wire.kinds import CONTENT_BLOCKS, TOOL_CHANGES, TOOL_TYPES
-from .wire.params import MessageCountTokensParams, MessageCreateParams
+from .wire.kinds import CONTENT_BLOCKS, CONTEXT_EDITS, TOOL_CHANGES, TOOL_TYPES
+from .wire.params import (
+    ClearThinkingEditParam,
+    ClearToolUsesEditParam,
+    MessageCountTokensParams,
+    MessageCreateParams,
+)
 from .wire.tools import ToolParam
 
 MESSAGES_FIELDS = policy_rules(MessageCreateParams)
 COUNT_TOKENS_FIELDS = policy_rules(MessageCountTokensParams)
 TOOL_FIELDS = policy_rules(ToolParam)
+CLEAR_TOOL_USES_FIELDS = policy_rules(ClearToolUsesEditParam)
+CLEAR_THINKING_FIELDS = policy_rules(ClearThinkingEditParam)
 
 HEADERS_AND_QUERY = (
     Rule("x-api-key", "supported", "the B3OS key"),
@@ -40,6 +47,9 @@ _TABLES = (
     ("Fields of a custom tool in `tools[]`", TOOL_FIELDS),
     ("Tool types", kind_rules(TOOL_TYPES)),
     ("The `tool` of `tool_addition` and `tool_removal` blocks", kind_rules(TOOL_CHANGES)),
+    ("Edits in `context_management.edits[]`", kind_rules(CONTEXT_EDITS)),
+    ("Fields of a `clear_tool_uses_20250919` edit", CLEAR_TOOL_USES_FIELDS),
+    ("Fields of a `clear_thinking_20251015` edit", CLEAR_THINKING_FIELDS),
     ("Headers and query", HEADERS_AND_QUERY),
 )
 
@@ -49,7 +59,8 @@ def render_markdown() -> str:
     return render_tables(_TABLES)
 
 
-__all__ = ["CONTENT_BLOCKS", "COUNT_TOKENS_FIELDS", "HEADERS_AND_QUERY", "MESSAGES_FIELDS",
+__all__ = ["CLEAR_THINKING_FIELDS", "CLEAR_TOOL_USES_FIELDS", "CONTENT_BLOCKS", "CONTEXT_EDITS",
+           "COUNT_TOKENS_FIELDS", "HEADERS_AND_QUERY", "MESSAGES_FIELDS",
            "TOOL_CHANGES", "TOOL_FIELDS", "TOOL_TYPES", "render_markdown"]
 
 if __name__ == "__main__":

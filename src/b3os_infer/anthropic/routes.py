@@ -17,13 +17,20 @@ from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, request_id
 from ..node.chat import ChatModel, fold
+from ..node.context_edits import edit_context
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request, lower_max_tokens
 from .diagnostics import diagnosis
 from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
-from .wire.responses import MessageTokensCount, ModelInfo, ModelListPage, ResponseModel
+from .wire.responses import (
+    CountTokensContextManagement,
+    MessageTokensCount,
+    ModelInfo,
+    ModelListPage,
+    ResponseModel,
+)
 
 
 def _registry(request: Request) -> ModelRegistry:
@@ -40,6 +47,8 @@ async def create_message(request: Request) -> Response:
     chat, stream = decode_messages_request(await json_body(request))
     model = _registry(request).get(chat.model)
     lower_max_tokens(chat, model.card.max_output_tokens)
+    edited = edit_context(chat, model.count_tokens)
+    chat = edited.request
     prompt = model.prompt(chat)
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
@@ -50,9 +59,10 @@ async def create_message(request: Request) -> Response:
     diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))
     if not stream:
         result = await fold(events)
-        return _json(message_of(message_id, chat.model, result, diagnose(result.usage)))
+        return _json(message_of(message_id, chat.model, result, diagnose(result.usage),
+                                edited))
     first = await anext(events)
-    encoder = MessageStreamEncoder(message_id, chat.model, diagnose)
+    encoder = MessageStreamEncoder(message_id, chat.model, diagnose, edited)
     body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
     return EventStream(body)
 
@@ -61,7 +71,13 @@ async def create_message(request: Request) -> Response:
 async def count_tokens(request: Request) -> Response:
     chat = decode_count_tokens_request(await json_body(request))
     model = _registry(request).get(chat.model)
-    return _json(MessageTokensCount(input_tokens=model.count_tokens(chat)))
+    edited = edit_context(chat, model.count_tokens)
+    tokens = edited.tokens if edited.tokens is not None else model.count_tokens(edited.request)
+    if chat.context_edits is None:
+        return _json(MessageTokensCount(input_tokens=tokens))
+    original = edited.original_tokens if edited.original_tokens is not None else tokens
+    return _json(MessageTokensCount(input_tokens=tokens, context_management=(
+        CountTokensContextManagement(original_input_tokens=original))))
 
 
 def model_info(model: ChatModel) -> ModelInfo:

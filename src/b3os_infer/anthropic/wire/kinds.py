@@ -69,4 +69,14 @@ TOOL_CHANGES = kinds(
     ("mcp_toolset_reference", "refused", "no server-side MCP connections"),
 )
 
-TABLES = (CONTENT_BLOCKS, TOOL_TYPES, TOOL_CHANGES)
+CONTEXT_EDITS = kinds(
+    "context edit",
+    ("clear_tool_uses_20250919", "supported", "old tool results replaced by a placeholder "
+     "once the prompt passes `trigger`; see \"Context editing\""),
+    ("clear_thinking_20251015", "supported", "thinking of earlier assistant turns removed; "
+     "see \"Context editing\""),
+    ("compact_20260112", "refused", "no server-side compaction: the conversation would not "
+     "be summarised as the caller expects"),
+)
+
+TABLES = (CONTENT_BLOCKS, TOOL_TYPES, TOOL_CHANGES, CONTEXT_EDITS)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import BeforeValidator, Field, JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel
+from ...wire import Ignored, Refused, Supported, WireModel, member
 from .content import MessageParam, SystemParam
+from .kinds import CONTEXT_EDITS
 from .tools import ToolChoiceParam, ToolUnionParam
 
 Display = Literal["summarized", "omitted", "updates"]
@@ -69,6 +70,76 @@ class DiagnosticsParam(WireModel):
         "the `id` of this client's previous reply; null on a conversation's first turn")] = None
 
 
+# ---- context_management (beta `context-management-2025-06-27`) -------------------------
+
+
+class InputTokensParam(WireModel):
+    type: Annotated[Literal["input_tokens"], Supported("prompt tokens, counted with the "
+                                                       "model's own tokenizer")]
+    value: Annotated[int, Supported(">= 1"), Field(ge=1)]
+
+
+class ToolUsesParam(WireModel):
+    type: Annotated[Literal["tool_uses"], Supported("tool uses in the conversation")]
+    value: Annotated[int, Supported(">= 0"), Field(ge=0)]
+
+
+class ThinkingTurnsParam(WireModel):
+    type: Annotated[Literal["thinking_turns"], Supported("assistant turns with thinking")]
+    value: Annotated[int, Supported(">= 0"), Field(ge=0)]
+
+
+class AllThinkingTurnsParam(WireModel):
+    type: Annotated[Literal["all"], Supported("every turn's thinking is kept")]
+
+
+TriggerParam = Annotated[InputTokensParam | ToolUsesParam, Field(discriminator="type")]
+
+
+def _all_as_object(value: object) -> object:
+    """``"all"`` is short for ``{"type": "all"}``."""
+    return {"type": "all"} if value == "all" else value
+
+
+ThinkingKeepParam = Annotated[ThinkingTurnsParam | AllThinkingTurnsParam,
+                              Field(discriminator="type"), BeforeValidator(_all_as_object)]
+
+
+class ClearToolUsesEditParam(WireModel):
+    type: Annotated[Literal["clear_tool_uses_20250919"], Supported("the kind")]
+    trigger: Annotated[TriggerParam | None, Supported(
+        "the edit runs once the prompt has more than `value` input tokens (default "
+        "100,000) or tool uses")] = None
+    keep: Annotated[ToolUsesParam | None, Supported(
+        "the most recent `value` tool uses keep their results (default 3)")] = None
+    clear_at_least: Annotated[InputTokensParam | None, Supported(
+        "nothing is cleared unless clearing frees at least `value` prompt tokens")] = None
+    exclude_tools: Annotated[list[str] | None, Supported(
+        "the uses of these tools are never cleared")] = None
+    clear_tool_inputs: Annotated[bool | list[str] | None, Supported(
+        "`true`: the cleared uses' inputs become `{}` too; a list: only those of the tools "
+        "named")] = None
+
+
+class ClearThinkingEditParam(WireModel):
+    type: Annotated[Literal["clear_thinking_20251015"], Supported("the kind")]
+    keep: Annotated[ThinkingKeepParam | None, Supported(
+        "`{\"type\": \"thinking_turns\", \"value\": N}` (default 1): the thinking of the N "
+        "most recent assistant turns that have some is kept, the rest removed; `\"all\"` "
+        "(or `{\"type\": \"all\"}`) keeps it all")] = None
+
+
+ContextEditParam = Annotated[
+    Annotated[ClearToolUsesEditParam, member("clear_tool_uses_20250919")]
+    | Annotated[ClearThinkingEditParam, member("clear_thinking_20251015")],
+    CONTEXT_EDITS.discriminator()]
+
+
+class ContextManagementParam(WireModel):
+    edits: Annotated[list[ContextEditParam] | None, Supported(
+        "applied in order, before the prompt is rendered")] = None
+
+
 class MessageCreateParams(WireModel):
     model: Annotated[str, Supported("required; a model this node serves, never mapped to "
                                     "another")]
@@ -111,8 +182,10 @@ class MessageCreateParams(WireModel):
     cache_control: Annotated[JsonValue, Ignored(
         "the prefix cache is automatic; reuse is reported in "
         "`usage.cache_read_input_tokens`")] = None
-    context_management: Annotated[JsonValue, Ignored("no server-side edits of the context "
-                                                     "are made")] = None
+    context_management: Annotated[ContextManagementParam | None, Supported(
+        "`clear_tool_uses_20250919` and `clear_thinking_20251015`, made on the node before "
+        "the prompt is rendered; the reply's `context_management.applied_edits` says what "
+        "they cleared (see \"Context editing\")")] = None
     speed: Annotated[JsonValue, Ignored("one speed here")] = None
     diagnostics: Annotated[DiagnosticsParam | None, Supported(
         "`previous_message_id`: the response's `diagnostics.cache_miss_reason` says why this "
@@ -137,7 +210,9 @@ class MessageCountTokensParams(WireModel):
     output_config: Annotated[OutputConfigParam | None, Supported(_SAME)] = None
     output_format: Annotated[JSONOutputFormatParam | None, Supported(_SAME)] = None
     cache_control: Annotated[JsonValue, Ignored(_SAME)] = None
-    context_management: Annotated[JsonValue, Ignored(_SAME)] = None
+    context_management: Annotated[ContextManagementParam | None, Supported(
+        "the same edits: `input_tokens` counts the edited prompt, "
+        "`context_management.original_input_tokens` the prompt before them")] = None
     speed: Annotated[JsonValue, Ignored(_SAME)] = None
     # what only generation reads: accepted, so a client can send its create body as it is
     max_tokens: Annotated[JsonValue, Ignored(_UNCOUNTED)] = None

@@ -89,6 +89,28 @@ class Diagnostics(ResponseModel):
     cache_miss_reason: CacheMissChanged | CacheMissUndiagnosed | None
 
 
+class ClearToolUsesEditResponse(ResponseModel):
+    type: Literal["clear_tool_uses_20250919"] = "clear_tool_uses_20250919"
+    cleared_tool_uses: int
+    cleared_input_tokens: int
+
+
+class ClearThinkingEditResponse(ResponseModel):
+    type: Literal["clear_thinking_20251015"] = "clear_thinking_20251015"
+    cleared_thinking_turns: int
+    cleared_input_tokens: int
+
+
+AppliedEdit = Annotated[ClearToolUsesEditResponse | ClearThinkingEditResponse,
+                        Field(discriminator="type")]
+
+
+class ContextManagementResponse(ResponseModel):
+    """The edits that cleared something, in the order they were made."""
+
+    applied_edits: list[AppliedEdit]
+
+
 class Message(ResponseModel):
     id: str
     type: Literal["message"] = "message"
@@ -101,10 +123,18 @@ class Message(ResponseModel):
     usage: Usage
     # only when the request asked (``diagnostics``) and its prompt missed the cache
     diagnostics: Diagnostics | None = None
+    # only when the request asked for edits (``context_management``)
+    context_management: ContextManagementResponse | None = None
+
+
+class CountTokensContextManagement(ResponseModel):
+    original_input_tokens: int
 
 
 class MessageTokensCount(ResponseModel):
     input_tokens: int
+    # only when the request asked for edits: the prompt's length before them
+    context_management: CountTokensContextManagement | None = None
 
 
 # ---- stream events -------------------------------------------------------------------
@@ -176,6 +206,8 @@ class RawMessageDeltaEvent(ResponseModel):
     type: Literal["message_delta"] = "message_delta"
     delta: MessageDelta
     usage: MessageDeltaUsage
+    # the stream's place for the edits made (the SDK's accumulator reads it here)
+    context_management: ContextManagementResponse | None = None
 
 
 class RawMessageStopEvent(ResponseModel):
@@ -251,7 +283,12 @@ class EffortCapability(ResponseModel):
 
 
 class ContextManagementCapability(ResponseModel):
-    supported: bool = False   # edits are accepted and ignored, never made
+    """Both edits are made on the node, for every chat model; compaction is not."""
+
+    supported: bool = True
+    clear_tool_uses_20250919: CapabilitySupport = YES
+    clear_thinking_20251015: CapabilitySupport = YES
+    compact_20260112: CapabilitySupport = NO
 
 
 class ServerToolsCapability(ResponseModel):
