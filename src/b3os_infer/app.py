@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -55,10 +56,20 @@ async def healthz(request: Request) -> Response:
     registry: ModelRegistry = request.app.state.registry
     models = registry.health()
     ok = all(state["healthy"] for state in models.values())
-    body: dict[str, object] = {"status": "ok" if ok else "unhealthy", "models": models}
+    body: dict[str, object] = {"status": "ok" if ok else "unhealthy", "models": models,
+                               "resident_bytes": resident_bytes()}
     if (edge := getattr(request.app.state, "edge", None)) is not None:
         body["queues"] = edge.queues.load()
     return JSONResponse(body, status_code=200 if ok else 503)
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux's /proc; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -39,7 +40,9 @@ from .packs import (
     verify,
 )
 from .progress import ProgressBar
+from .remote import DEFAULT_URL
 from .serving import serve
+from .status import StatusError, read, render
 
 AppBuilder = Callable[[ModelRegistry, Shutdown], ASGIApp]
 
@@ -390,7 +393,23 @@ def parser() -> argparse.ArgumentParser:
     _database_option(usage)
     usage.set_defaults(run=_usage)
     _agents_parser(commands)
+    status = commands.add_parser("status", help="a running server's models: state, device, "
+                                 "window, running and waiting work, memory")
+    status.add_argument("--url", help="the server (default: B3OS_URL, else "
+                        f"{DEFAULT_URL}); B3OS_API_KEY adds the listing's details")
+    status.set_defaults(run=_status)
     return top
+
+
+def _status(args: argparse.Namespace) -> int:
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    url = args.url or os.environ.get("B3OS_URL") or DEFAULT_URL
+    try:
+        print(render(read(url, os.environ.get("B3OS_API_KEY"))))
+    except StatusError as exc:
+        print(f"b3os-infer status: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _agents_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8000"
+from .remote import DEFAULT_URL, error_message
+
 # Both agents give up on a stream after 5 minutes without an event (Claude Code's watchdog,
 # Codex's `stream_idle_timeout_ms`); a cold agent prompt on a CPU takes longer than that to
 # read before the first token. Half an hour covers the slowest first turn measured here.
@@ -77,16 +78,10 @@ def chat_models(target: Target, transport: httpx.BaseTransport | None = None) ->
                           "`b3os-infer serve`, or set B3OS_URL") from exc
     if response.status_code != 200:
         raise LaunchError(f"{target.url} answered {response.status_code} to the model "
-                          f"listing: {_error_message(response)}")
+                          f"listing: {error_message(response)}")
     return [_served(entry) for entry in response.json().get("data", [])
             if entry.get("b3os", {}).get("kind") == "chat"]
 
-
-def _error_message(response: httpx.Response) -> str:
-    try:
-        return str(response.json()["error"]["message"])
-    except (ValueError, KeyError, TypeError):
-        return response.text[:200]
 
 
 def _served(entry: dict[str, Any]) -> ServedModel:

@@ -78,3 +78,20 @@ def test_first_start_makes_a_key_and_prints_exports(tmp_path):
                             env={**os.environ, "B3OS_INFER_HOME": str(tmp_path)},
                             capture_output=True, text=True, check=True).stdout
     assert "default" in listed and key.group(1) not in listed
+
+
+def test_b3os_infer_status_shows_the_running_servers_models_device_window_and_memory(live):
+    env = {**os.environ, "B3OS_URL": live.root, "B3OS_API_KEY": live.key}
+    done = subprocess.run([sys.executable, "-m", "b3os_infer.cli", "status"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[1:3]}
+    chat = rows["b3os/smollm2-135m-instruct"]
+    assert chat[1:4] == ["chat", "ready", "cpu"]
+    window = httpx.get(f"{live.base_url}/models", headers={
+        "Authorization": f"Bearer {live.key}"}).json()["data"]
+    served = {m["id"]: m["b3os"].get("context_window") for m in window}
+    assert chat[4] == f"{served['b3os/smollm2-135m-instruct']:,}"
+    assert rows["b3os/all-minilm-l6-v2"][1:3] == ["embedding", "ready"]
+    memory = re.search(r"resident memory ([\d,]+) MiB", done.stdout)
+    assert memory and int(memory[1].replace(",", "")) > 50
