@@ -136,6 +136,8 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
         return 1
     ids = ", ".join(m.id for m in config.served())
     print(f"serving {ids} at http://{host}:{port}/v1/infer", flush=True)
+    for note in config.left_out():
+        print(note, flush=True)
     for served in registry.all()[:1]:
         print(claude_code_hint(served.card), flush=True)
     shutdown = Shutdown()

@@ -156,6 +156,15 @@ class Config:
         and the default embedding model."""
         return self.models or [self.model, default_embedding()]
 
+    def left_out(self) -> list[str]:
+        """What users may expect that this config does not serve, said at start: a
+        ``[[models]]`` list replaces the default embedding model too."""
+        if not self.models or any(m.kind == "embedding" for m in self.models):
+            return []
+        return [f"no embedding model: [[models]] lists none, so {DEFAULT_EMBEDDING_ID} is not "
+                "served and /v1/infer/embeddings has no model; to serve it add [[models]] "
+                f'id = "{DEFAULT_EMBEDDING_ID}", kind = "embedding", engine = "bert"']
+
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
              "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings}
