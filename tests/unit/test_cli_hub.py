@@ -83,14 +83,21 @@ def test_an_installed_model_whose_file_went_missing_is_listed_as_incomplete(
     assert [NAME, "2.5", "MB", "incomplete"] in [row[:4] for row in rows]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_a_pull_is_one_line_and_the_next_add_resumes(
         tmp_path: Path, hub: LocalHub) -> None:
     hub.repos["tiny/Tiny-GGUF"].files["Tiny-Q4_K_M.gguf"].stall_once = 700_000
     env = {"B3OS_INFER_HOME": str(tmp_path), "PATH": "/usr/bin", "PYTHONPATH": SOURCES,
            "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")}
+    # Ctrl-C reaches it as it would from a terminal, even when these tests run in a
+    # background job (whose children start with SIGINT ignored)
     process = subprocess.Popen([sys.executable, "-m", "b3os_infer.cli", "models", "add",
                                 "hf.co/tiny/Tiny-GGUF"], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=_default_sigint)
     partial = tmp_path / "models" / "hf.co" / "tiny" / "Tiny-GGUF" / "Tiny-Q4_K_M.gguf.partial"
     deadline = time.monotonic() + 60
     while not (partial.is_file() and partial.stat().st_size == 700_000):
