@@ -99,12 +99,17 @@ def test_ctrl_c_during_a_pull_is_one_line_and_the_next_add_resumes(
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                preexec_fn=_default_sigint)
     partial = tmp_path / "models" / "hf.co" / "tiny" / "Tiny-GGUF" / "Tiny-Q4_K_M.gguf.partial"
-    deadline = time.monotonic() + 60
-    while not (partial.is_file() and partial.stat().st_size == 700_000):
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 60
+        while not (partial.is_file() and partial.stat().st_size == 700_000):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert process.returncode == 1
     assert stderr.splitlines()[-1] == ("b3os-infer: stopped pulling hf.co/tiny/Tiny-GGUF; what "
                                        "was downloaded is kept: run the same command again to "
