@@ -30,7 +30,7 @@ DEFAULT = KvBudget()
 
 def plan_for(shape: ModelShape, model_bytes: int, memory: int, budget: KvBudget = DEFAULT):
     return plan_lanes(32768, 8, 2, budget.resolve(model_bytes, memory),
-                      shape.bytes_per_token("f16"))
+                      shape.bytes_per_token("f16"), budget.short_window_cap)
 
 
 def test_a_share_is_written_as_a_percentage_and_anything_else_is_refused():
@@ -63,13 +63,19 @@ def test_a_7b_q4_model_with_16_gib_available_gets_one_slot_of_a_24k_window_not_a
 
 
 def test_the_135m_default_with_16_gib_available_keeps_two_whole_windows_and_8_short_ones():
-    plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 16 * GIB)
-    assert plan.lanes == (LanePlan(8, 14848), LanePlan(2, 32768))
-    assert plan.bytes() // MIB == 4050
+    plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 16 * GIB)   # a 4,072 MiB share
+    assert plan.lanes == (LanePlan(8, 8192), LanePlan(2, 32768))
+    assert plan.bytes() // MIB == 2880
 
 
-def test_the_135m_default_never_reserves_more_than_its_slots_can_hold():
-    plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 64 * GIB)   # a 16 GiB budget
+def test_a_share_buys_the_135m_default_no_more_than_its_long_and_short_slots_are_for():
+    plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 64 * GIB)   # a 16 GiB share
+    assert plan.lanes == (LanePlan(8, 8192), LanePlan(2, 32768))
+    assert plan.bytes() == (8 * 8192 + 2 * 32768) * 23040 == 2880 * MIB
+
+
+def test_a_budget_in_mib_is_taken_as_given_up_to_every_slots_whole_window():
+    plan = plan_for(SMOLLM2, SMOLLM2_BYTES, 64 * GIB, KvBudget(mib=16384))
     assert plan.lanes == (LanePlan(8, 32768),)
     assert plan.bytes() == 8 * 32768 * 23040 == 5760 * MIB
 

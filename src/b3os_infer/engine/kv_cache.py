@@ -79,15 +79,19 @@ class KvBudgetTooSmall(ValueError):
 
 
 def plan_lanes(window: int, parallel: int, long_slots: int, budget_bytes: int,
-               bytes_per_token: int) -> KvPlan:
+               bytes_per_token: int, short_cap: int | None = None) -> KvPlan:
     """The lanes for ``parallel`` short slots and ``long_slots`` of the whole ``window``
-    within ``budget_bytes`` of KV, never more than every slot's whole window.
+    within ``budget_bytes`` of KV, never more than every slot's whole window, nor, with
+    ``short_cap``, more than the long slots' whole windows and short slots of that many
+    tokens.
 
     A budget too small for all of that keeps the window before the slots: fewer short
     slots (each at least 2,048 tokens), then fewer long ones, then, when even one whole
     window does not fit, one slot of a shorter window.
     """
     tokens = budget_bytes // bytes_per_token
+    if short_cap is not None and long_slots and short_cap < window:
+        tokens = min(tokens, long_slots * window + parallel * short_cap)
     whole = tokens // window
     if whole >= parallel:
         return KvPlan((LanePlan(parallel, window),), bytes_per_token)

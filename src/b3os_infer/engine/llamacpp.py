@@ -222,7 +222,8 @@ class LlamaCppEngine:
         memory = self._memory
         plan = plan_lanes(window, settings.parallel, settings.long_slots,
                           settings.kv_budget.resolve(model_bytes, memory),
-                          model_shape(self._model).bytes_per_token(settings.kv_type))
+                          model_shape(self._model).bytes_per_token(settings.kv_type),
+                          settings.kv_budget.short_window_cap)
         log.info("KV plan: %d slot%s, %s (%s; %s, model on %s)", plan.slots,
                  "" if plan.slots == 1 else "s", plan.describe(), settings.kv_type,
                  settings.kv_budget.describe(model_bytes, memory), self.device)

@@ -5,8 +5,9 @@ is available, not the RAM, lets a second server started beside a first plan with
 the first left.
 
 The budget is an upper bound: the lanes planned from it (kv_cache.py) never hold more
-than every slot's whole window, so a small model on a large machine takes only what its
-slots can use.
+than every slot's whole window, and a share never more than the long lane's whole windows
+and short slots of 8,192 tokens, so a small model on a large machine takes only what its
+slots are for.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from pathlib import Path
 
 # the default KV budget: a quarter of the available memory left once the weights are loaded
 DEFAULT_KV_SHARE = 0.25
+# A share buys at most the long lane's whole windows and short slots of this many tokens
+# each: short requests are the many (a chat turn, a tool call), and what a share would add
+# past that only fills memory on a large machine. A budget in MiB is taken as given.
+SHARE_SHORT_WINDOW = 8192
 _MIB = 1 << 20
 # cgroup v2, then v1: the memory limit of the process's group ("max": none), and beside
 # each the file of what the group uses
@@ -88,6 +93,11 @@ class KvBudget:
 
     share: float = DEFAULT_KV_SHARE
     mib: int | None = None
+
+    @property
+    def short_window_cap(self) -> int | None:
+        """The short slots' window past which a share buys nothing more (None: as given)."""
+        return None if self.mib is not None else SHARE_SHORT_WINDOW
 
     def resolve(self, model_bytes: int, memory_bytes: int) -> int:
         """The budget in bytes for a model file of ``model_bytes`` on ``memory_bytes``."""
