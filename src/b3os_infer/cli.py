@@ -40,7 +40,7 @@ from .packs import (
     verify,
 )
 from .progress import ProgressBar
-from .remote import DEFAULT_URL
+from .remote import DEFAULT_URL, server_url
 from .serving import serve
 from .status import StatusError, read, render
 
@@ -405,7 +405,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _status(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    url = args.url or os.environ.get("B3OS_URL") or DEFAULT_URL
+    url = server_url(os.environ, args.url)
     try:
         print(render(read(url, os.environ.get("B3OS_API_KEY"))))
     except StatusError as exc:

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .remote import DEFAULT_URL, error_message
+from .remote import error_message, get_models, server_url, unreachable
 
 # Both agents give up on a stream after 5 minutes without an event (Claude Code's watchdog,
 # Codex's `stream_idle_timeout_ms`); a cold agent prompt on a CPU takes longer than that to
@@ -47,7 +47,7 @@ class Target:
         if not key:
             raise LaunchError("B3OS_API_KEY is not set: export the key `serve` printed at its "
                               "first start, or make one with `b3os-infer keys create`")
-        return cls(url=env.get("B3OS_URL", DEFAULT_URL).rstrip("/"), key=key)
+        return cls(url=server_url(env), key=key)
 
 
 @dataclass(frozen=True)
@@ -71,11 +71,9 @@ def chat_models(target: Target, transport: httpx.BaseTransport | None = None) ->
     """The chat models the server lists, in its order."""
     try:
         with httpx.Client(transport=transport, timeout=30) as client:
-            response = client.get(f"{target.base_url}/models",
-                                  headers={"Authorization": f"Bearer {target.key}"})
+            response = get_models(client, target.url, target.key)
     except httpx.HTTPError as exc:
-        raise LaunchError(f"no server answers at {target.url} ({exc}): start one with "
-                          "`b3os-infer serve`, or set B3OS_URL") from exc
+        raise LaunchError(unreachable(target.url, exc)) from exc
     if response.status_code != 200:
         raise LaunchError(f"{target.url} answered {response.status_code} to the model "
                           f"listing: {error_message(response)}")

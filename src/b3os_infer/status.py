@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from .remote import error_message
+from .remote import error_message, get_models, unreachable
 
 
 class StatusError(Exception):
@@ -51,8 +51,7 @@ def read(url: str, key: str | None,
             health = client.get(f"{url}/healthz").json()
             listing = _listing(client, url, key) if key else None
     except httpx.HTTPError as exc:
-        raise StatusError(f"no server answers at {url} ({exc}): start one with "
-                          "`b3os-infer serve`, or set B3OS_URL") from exc
+        raise StatusError(unreachable(url, exc)) from exc
     except ValueError as exc:
         raise StatusError(f"{url}/healthz did not answer with JSON: is it B3OS Infer?") from exc
     details = listing or {}
@@ -63,7 +62,7 @@ def read(url: str, key: str | None,
 
 
 def _listing(client: httpx.Client, url: str, key: str) -> dict[str, dict[str, Any]]:
-    response = client.get(f"{url}/v1/infer/models", headers={"Authorization": f"Bearer {key}"})
+    response = get_models(client, url, key)
     if response.status_code != 200:
         raise StatusError(f"{url} refused the model listing with B3OS_API_KEY "
                           f"({response.status_code}: {error_message(response)})")

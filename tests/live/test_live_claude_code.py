@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from support.agents import AgentCli, installs
 from support.recorder import RecordingProxy
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy
 
@@ -82,12 +81,6 @@ def reply(thought: str, then: str, when: str | None = None) -> dict[str, object]
 
 def tool_call(name: str, arguments: dict[str, str]) -> str:
     return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
-
-
-@pytest.fixture(params=installs("claude"), ids=lambda cli: cli.id)
-def claude_cli(request: pytest.FixtureRequest) -> AgentCli:
-    """The pinned Claude Code, then the newest from npm when it is another version."""
-    return request.param  # type: ignore[no-any-return]
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from support.agents import AgentCli, installs
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,12 +78,6 @@ def scripted_live(tmp_path: Path) -> Iterator[LiveServer]:
         yield LiveServer(root=root, key=key, home=home)
     finally:
         stop(process)
-
-
-@pytest.fixture(params=installs("codex"), ids=lambda cli: cli.id)
-def codex_cli(request: pytest.FixtureRequest) -> AgentCli:
-    """The pinned Codex CLI, then the newest from npm when it is another version."""
-    return request.param  # type: ignore[no-any-return]
 
 
 def codex(live: LiveServer, tmp_path: Path, prompt: str, program: Path = CODEX

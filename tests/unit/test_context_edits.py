@@ -46,3 +46,23 @@ def test_a_turn_runs_through_its_tool_loop_until_the_user_says_more():
     said = Message("assistant", [TextPart("ok")])
     messages = [user, said, tool, said, tool, said, user, said, user]
     assert assistant_turns(messages) == [-1, 0, -1, 0, -1, 0, -1, 1, -1]
+
+
+def test_the_prompt_counter_renders_the_request_it_counted_last_only_once():
+    from b3os_infer.core import ChatRequest
+    from b3os_infer.node.chat import Prompt
+    from b3os_infer.node.context_edits import PromptCounter
+
+    rendered: list[ChatRequest] = []
+
+    def render(request: ChatRequest) -> Prompt:
+        rendered.append(request)
+        return Prompt("text", [1, 2, 3], False)
+
+    counter = PromptCounter(render)
+    first, second = ChatRequest(model="a", messages=[]), ChatRequest(model="b", messages=[])
+    assert counter.count(first) == 3 and counter.count(second) == 3
+    assert counter.prompt(second).tokens == [1, 2, 3]
+    assert [r.model for r in rendered] == ["a", "b"]        # the last counted: not again
+    counter.prompt(first)
+    assert [r.model for r in rendered] == ["a", "b", "a"]   # an earlier one: again

@@ -17,7 +17,7 @@ from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, request_id
 from ..node.chat import ChatModel, fold
-from ..node.context_edits import edit_context
+from ..node.context_edits import PromptCounter, edit_context
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from ..pagination import page_window
@@ -47,9 +47,10 @@ async def create_message(request: Request) -> Response:
     chat, stream = decode_messages_request(await json_body(request))
     model = _registry(request).get(chat.model)
     lower_max_tokens(chat, model.card.max_output_tokens)
-    edited = edit_context(chat, model.count_tokens)
+    prompts = PromptCounter(model.prompt)
+    edited = edit_context(chat, prompts.count)
     chat = edited.request
-    prompt = model.prompt(chat)
+    prompt = prompts.prompt(chat)
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     so_far = Usage()

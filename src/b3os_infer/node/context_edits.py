@@ -31,10 +31,31 @@ from ..core import (
     ToolResultPart,
     ToolsChangedPart,
 )
+from .chat import Prompt
 
 CLEARED_RESULT = "[tool result cleared to save context]"
 
 Counter = Callable[[ChatRequest], int]
+
+
+class PromptCounter:
+    """Counts prompts for ``edit_context`` with ``render`` and keeps the last one, so the
+    request the edits settle on is not rendered and tokenized again for the reply."""
+
+    def __init__(self, render: Callable[[ChatRequest], Prompt]) -> None:
+        self._render = render
+        self._last: tuple[ChatRequest, Prompt] | None = None
+
+    def count(self, request: ChatRequest) -> int:
+        prompt = self._render(request)
+        self._last = (request, prompt)
+        return len(prompt.tokens)
+
+    def prompt(self, request: ChatRequest) -> Prompt:
+        """``request``'s prompt: the one counted last if it is that request's."""
+        if self._last is not None and self._last[0] is request:
+            return self._last[1]
+        return self._render(request)
 
 
 @dataclass(frozen=True)
