@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from b3os_infer.compose import load_gguf_model
 from b3os_infer.config import EngineConfig, ModelConfig
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
@@ -20,6 +19,7 @@ from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.chat import ChatModel
 from b3os_infer.node.models import default_model_path
+from support.engines import loaded_gguf
 
 # long enough to take several 512-token prefill steps
 DOCUMENT = " ".join(f"Clause {i}: the tenant keeps the lantern lit on night {i}."
@@ -31,7 +31,7 @@ def engine_config(**overrides: Any) -> EngineConfig:
 
 
 def load(cache_dir: Path | None, **overrides: Any) -> ChatModel:
-    return load_gguf_model(ModelConfig(context_window=8192), engine_config(**overrides),
+    return loaded_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
                            b"test-secret", cache_dir=cache_dir)
 
 
@@ -99,7 +99,7 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(model):
 
 def lanes_model() -> ChatModel:
     """4 short slots of 2,304 tokens and one of the whole 8,192 (the budget allows no more)."""
-    return load_gguf_model(ModelConfig(context_window=8192),
+    return loaded_gguf(ModelConfig(context_window=8192),
                            engine_config(kv_memory_mib=400, long_slots=1), b"test-secret")
 
 
@@ -116,7 +116,7 @@ def test_a_small_budget_gives_short_slots_and_a_long_one():
 def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_so(caplog):
     """100 MiB holds 4,551 tokens of SmolLM2's KV: one slot of 4,352 instead of 8,192."""
     caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
-    chat = load_gguf_model(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
+    chat = loaded_gguf(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
                            b"test-secret")
     try:
         assert [(lane.slots, lane.window) for lane in chat.engine.plan.lanes] == [(1, 4352)]
@@ -147,7 +147,7 @@ def test_a_share_of_the_memory_available_less_the_model_file_sizes_the_lanes(cap
 
 def test_gpu_layers_on_a_build_without_a_gpu_backend_serve_on_the_cpu_and_say_why(caplog):
     caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
-    chat = load_gguf_model(ModelConfig(context_window=2048),
+    chat = loaded_gguf(ModelConfig(context_window=2048),
                            engine_config(kv_memory_mib=100, gpu_layers=20), b"test-secret")
     try:
         assert chat.card.device == chat.engine.info.device == "cpu"

@@ -270,6 +270,11 @@ class LlamaCppEngine:
                          settings.disk_min_tokens)
 
     @property
+    def kv_bytes(self) -> int:
+        """The KV memory its lanes reserve."""
+        return self.plan.bytes()
+
+    @property
     def _long_lane(self) -> Lane:
         return self._lanes[-1]
 
