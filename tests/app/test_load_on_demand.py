@@ -230,3 +230,11 @@ async def test_a_stream_whose_model_must_load_starts_at_once_and_ends_in_the_api
     chat = await node.http.post("/chat/completions", headers=headers,
                                 json={**body, "model": "b3os/broken"})
     assert chat.status_code == 200 and '"code":"model_load_failed"' in chat.text.replace(" ", "")
+
+
+async def test_the_metrics_say_which_models_are_loaded(node):
+    await node.openai.chat.completions.create(
+        model="b3os/one", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    scrape = (await node.http.get("http://test/metrics", headers=node.admin)).text
+    assert 'b3os_model_loaded{model="b3os/one"} 1.0' in scrape
+    assert 'b3os_model_loaded{model="b3os/two"} 0.0' in scrape

@@ -19,7 +19,7 @@ from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.chat import ChatModel
 from b3os_infer.node.models import default_model_path
-from support.engines import loaded_gguf
+from support.engines import loaded_gguf, loading_gguf
 
 # long enough to take several 512-token prefill steps
 DOCUMENT = " ".join(f"Clause {i}: the tenant keeps the lantern lit on night {i}."
@@ -32,7 +32,12 @@ def engine_config(**overrides: Any) -> EngineConfig:
 
 def load(cache_dir: Path | None, **overrides: Any) -> ChatModel:
     return loaded_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
-                           b"test-secret", cache_dir=cache_dir)
+                       b"test-secret", cache_dir=cache_dir)
+
+
+async def loading(cache_dir: Path | None, **overrides: Any) -> ChatModel:
+    return await loading_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
+                              b"test-secret", cache_dir=cache_dir)
 
 
 @pytest.fixture(scope="module")
@@ -182,8 +187,7 @@ def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(
 async def run_once(cache_dir: Path, tokens_of, **overrides: Any
                    ) -> tuple[Admitted | None, dict[str, int]]:
     """A fresh engine on ``cache_dir``: one request, then closed (its disk writes done)."""
-    chat = load(cache_dir, **overrides)
-    await chat.engine.start()
+    chat = await loading(cache_dir, **overrides)
     try:
         stats = chat.engine.cache_stats()
         _, admitted, _ = await collect(chat.engine, greedy(tokens_of(chat)))
@@ -238,8 +242,7 @@ def test_a_whole_file_that_llama_cpp_refuses_is_deleted_and_the_prompt_computed_
         return prompt(chat, "Which clause mentions night 6?", system=DOCUMENT[:3000])
 
     async def replies(*prompts_of) -> list[tuple[str, Admitted | None]]:
-        chat = load(tmp_path, parallel=1)   # one slot: every request lands in it
-        await chat.engine.start()
+        chat = await loading(tmp_path, parallel=1)   # one slot: every request lands in it
         try:
             out = []
             for prompt_of in prompts_of:

@@ -168,8 +168,8 @@ def test_a_damaged_gguf_answers_503_on_both_apis_while_the_others_serve(node: No
 def test_the_log_shows_each_load_once_and_why_each_unload_happened(node: Node) -> None:
     output = server_log(node)
     # second: the three concurrent first requests (one load), then the damaged-model test's
-    assert output.count("loading b3os/second") == 2
-    assert output.count("loading b3os/first") == 2
+    assert output.count(": loading b3os/second (") == 2
+    assert output.count(": loading b3os/first (") == 2
     assert "unloading b3os/first (least recently used) to make room for b3os/second" in output
     assert "unloading b3os/second (least recently used) to make room for b3os/first" in output
     assert "unloading b3os/first: idle for" in output and f"keep_alive {KEEP_ALIVE_S}" in output

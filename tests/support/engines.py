@@ -17,3 +17,11 @@ def loaded_gguf(*args: Any, **kwargs: Any) -> ChatModel:
     assert isinstance(chat.engine, OnDemandEngine)
     chat.engine = asyncio.run(chat.engine.ensure_loaded())
     return chat
+
+
+async def loading_gguf(*args: Any, **kwargs: Any) -> ChatModel:
+    """``loaded_gguf`` inside a running event loop."""
+    chat = load_gguf_model(*args, **kwargs)
+    assert isinstance(chat.engine, OnDemandEngine)
+    chat.engine = await chat.engine.ensure_loaded()
+    return chat
