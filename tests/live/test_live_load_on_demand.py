@@ -174,3 +174,4 @@ def test_the_log_shows_each_load_once_and_why_each_unload_happened(node: Node) -
     assert "unloading b3os/second (least recently used) to make room for b3os/first" in output
     assert "unloading b3os/first: idle for" in output and f"keep_alive {KEEP_ALIVE_S}" in output
     assert "b3os/damaged cannot be served" in output
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf: 100% of its weights read" in output
