@@ -147,8 +147,9 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
 
 
 def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], ASGIApp],
-                 shutdown: Shutdown, open_paths: tuple[str, ...] = ()) -> ASGIApp:
-    inner = AdminApi(EdgeMiddleware(app, edge), edge)
+                 shutdown: Shutdown, open_paths: tuple[str, ...] = (),
+                 registry: ModelRegistry | None = None) -> ASGIApp:
+    inner = AdminApi(EdgeMiddleware(app, edge), edge, registry)
     authenticated = observed(Console(AuthMiddleware(inner, edge.gate, edge.ledger)))
     return RequestContextMiddleware(ShutdownGate(authenticated, shutdown, open_paths))
 
@@ -168,7 +169,8 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
     app.state.keys = keys
     app.state.edge = edge
     return _edge_layers(app, edge, lambda inner: _observed(inner, edge.metrics, tracing,
-                                                             "serve"), shutdown or Shutdown())
+                                                             "serve"), shutdown or Shutdown(),
+                        registry=registry)
 
 
 def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None,

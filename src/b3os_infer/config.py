@@ -61,6 +61,25 @@ class EngineConfig:
     prefix_cache_min_tokens: int = 2048
 
 
+@dataclass
+class LoadingConfig:
+    """``[loading]``: the node's bounds on models loaded at once (0: no bound), and whether
+    the models installed in the home (``models add``) are served beside the configured ones
+    (listed unloaded, loaded on their first request)."""
+
+    max_models: int = 0
+    max_memory_mib: int = 0
+    installed: bool = True
+
+    def problems(self) -> list[str]:
+        found = []
+        for name in ("max_models", "max_memory_mib"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 0:
+                found.append(f"{name} should be an integer >= 0 (0: no bound)")
+        return found
+
+
 ENGINES = ("llamacpp", "upstream", "scripted", "bert")
 KINDS = {"chat": ("llamacpp", "upstream", "scripted"), "embedding": ("bert",)}
 FLAVOURS = ("vllm", "sglang", "llama-server", "llama-cpp-python")
@@ -89,6 +108,11 @@ class ModelConfig:
     # input_type "query" or "document"
     query_prefix: str | None = None
     document_prefix: str | None = None
+    # llamacpp models load on their first request (docs/models.md, "Loading on demand"):
+    # preload loads it at start as well; keep_alive idle seconds before it is unloaded
+    # (-1: never; 0: as soon as it is idle)
+    preload: bool = True
+    keep_alive: int = 300
 
 
 def default_embedding() -> ModelConfig:
@@ -150,6 +174,7 @@ class Config:
     concurrency: QueueConfig = field(default_factory=QueueConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     batches: BatchSettings = field(default_factory=BatchSettings)
+    loading: LoadingConfig = field(default_factory=LoadingConfig)
 
     def served(self) -> list[ModelConfig]:
         """The models this node serves: the ``[[models]]`` list, or the single ``[model]``
@@ -167,7 +192,8 @@ class Config:
 
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
-             "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings}
+             "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings,
+             "loading": LoadingConfig}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
 _PER_MODEL = {
     "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,
@@ -194,6 +220,8 @@ def load_config(path: Path | None) -> Config:
     _check_engine(config.engine, f"{path} [engine]")
     if problems := config.batches.problems():
         raise ConfigError(f"{path} [batches]: {problems[0]}")
+    if problems := config.loading.problems():
+        raise ConfigError(f"{path} [loading]: {problems[0]}")
     return config
 
 
@@ -293,6 +321,8 @@ def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
 
 
 def _check_model(model: ModelConfig, where: str) -> None:
+    if not _is_int(model.keep_alive) or model.keep_alive < -1:
+        raise ConfigError(f"{where}: keep_alive should be seconds >= 0, or -1 (never unload)")
     engines = KINDS.get(model.kind)
     if engines is None:
         raise ConfigError(f"{where}: kind {model.kind!r} is not served; kinds: "

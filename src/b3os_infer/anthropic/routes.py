@@ -14,10 +14,11 @@ from ..errors import NotFound
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
-from ..http.endpoint import as_infer_error, endpoint, prepend
+from ..http.endpoint import as_infer_error, endpoint, opened
 from ..http.requests import json_body, request_id
 from ..node.chat import ChatModel, fold
 from ..node.context_edits import PromptCounter, edit_context
+from ..node.lifecycle import load_state
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from ..pagination import page_window
@@ -29,6 +30,7 @@ from .wire.responses import (
     MessageTokensCount,
     ModelInfo,
     ModelListPage,
+    ModelResidency,
     ResponseModel,
 )
 
@@ -62,9 +64,9 @@ async def create_message(request: Request) -> Response:
         result = await fold(events)
         return _json(message_of(message_id, chat.model, result, diagnose(result.usage),
                                 edited))
-    first = await anext(events)
+    opening = await opened(events, first_now=load_state(model.engine) == "loaded")
     encoder = MessageStreamEncoder(message_id, chat.model, diagnose, edited)
-    body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
+    body = encode_stream(opening, encoder, request_id(request), as_infer_error)
     return EventStream(body)
 
 
@@ -86,7 +88,8 @@ def model_info(model: ChatModel) -> ModelInfo:
     created = datetime.fromtimestamp(card.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return ModelInfo(id=card.id, display_name=card.display_name, created_at=created,
                      max_input_tokens=card.context_window, max_tokens=card.max_output_tokens,
-                     capabilities=capabilities_of(card.capabilities))
+                     capabilities=capabilities_of(card.capabilities),
+                     b3os=ModelResidency(state=load_state(model.engine)))
 
 
 def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:

@@ -310,6 +310,12 @@ class ModelCapabilities(ResponseModel):
     thinking: ThinkingCapability
 
 
+class ModelResidency(ResponseModel):
+    """Ours (``b3os``): whether the model's weights are in memory now (docs/models.md)."""
+
+    state: Literal["loaded", "loading", "unloaded"]
+
+
 class ModelInfo(ResponseModel):
     type: Literal["model"] = "model"
     id: str
@@ -319,6 +325,7 @@ class ModelInfo(ResponseModel):
     max_input_tokens: int
     max_tokens: int
     capabilities: ModelCapabilities
+    b3os: ModelResidency
 
 
 class ModelListPage(ResponseModel):
