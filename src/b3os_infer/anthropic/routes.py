@@ -12,13 +12,15 @@ from .. import ids
 from ..core import Usage
 from ..errors import NotFound
 from ..http.accounting import admit
-from ..http.allowance import allowed_models
+from ..http.allowance import allowed_models, allows_scope
 from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, prepend
 from ..http.requests import json_body, request_id
 from ..node.chat import ChatModel, fold
 from ..node.context_edits import PromptCounter, edit_context
 from ..node.registry import ModelRegistry
+from ..node.server_tools.access import SCOPE, service_for
+from ..node.server_tools.loop import with_server_tools
 from ..observe.context import note_response_id
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request, lower_max_tokens
@@ -52,9 +54,12 @@ async def create_message(request: Request) -> Response:
     chat = edited.request
     prompt = prompts.prompt(chat)
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
+    tools = service_for(chat, allows_scope(request.scope, SCOPE),
+                        getattr(request.app.state, "server_tools", None))
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     so_far = Usage()
-    events = admission.watch(model.stream(chat, prompt, so_far), so_far=lambda: so_far)
+    events = admission.watch(with_server_tools(model, tools, chat, prompt, so_far),
+                             so_far=lambda: so_far)
     message_id = ids.message_id()
     note_response_id(message_id)
     diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))
