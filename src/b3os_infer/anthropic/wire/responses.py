@@ -56,10 +56,11 @@ class ServerToolUseBlock(ResponseModel):
 
 
 SearchErrorCode = Literal["invalid_tool_input", "unavailable", "max_uses_exceeded",
-                          "too_many_requests", "query_too_long"]
+                          "too_many_requests", "query_too_long", "request_too_large"]
 FetchErrorCode = Literal["invalid_tool_input", "url_too_long", "url_not_allowed",
-                         "url_not_accessible", "unsupported_content_type",
-                         "too_many_requests", "max_uses_exceeded", "unavailable"]
+                         "url_not_in_prior_context", "url_not_accessible",
+                         "unsupported_content_type", "too_many_requests", "max_uses_exceeded",
+                         "unavailable", "content_too_large"]
 
 
 class WebSearchResultBlock(ResponseModel):

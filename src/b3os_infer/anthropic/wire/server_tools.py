@@ -15,6 +15,7 @@ _CACHE = Ignored("the prefix cache is automatic")
 _CALLERS = Ignored("every call is direct")
 _DEFER = Ignored("server tools are always offered")
 _STRICT = Ignored("the call's input is checked when the tool runs")
+_INCLUSION = Ignored("results are always returned in full: there is no code execution here")
 _MAX_USES = Supported("calls past it get a `max_uses_exceeded` result; the turn goes on")
 _ALLOWED = Supported("results (search) or addresses (fetch) only from these domains and "
                      "their subdomains; not with `blocked_domains`")
@@ -43,6 +44,7 @@ class WebSearchToolParam(WireModel):
     blocked_domains: Annotated[list[str] | None, _BLOCKED] = None
     user_location: Annotated[UserLocationParam | None, Supported(
         "given to the backend; SearXNG has no use for it")] = None
+    response_inclusion: Annotated[JsonValue, _INCLUSION] = None
     cache_control: Annotated[JsonValue, _CACHE] = None
     allowed_callers: Annotated[JsonValue, _CALLERS] = None
     defer_loading: Annotated[JsonValue, _DEFER] = None
@@ -62,6 +64,10 @@ class WebFetchToolParam(WireModel):
     citations: Annotated[JsonValue, Ignored("citations are not produced: the document comes "
                                             "back without them")] = None
     use_cache: Annotated[JsonValue, Ignored("pages are always fetched anew")] = None
+    url_sources: Annotated[JsonValue, Ignored(
+        "any public address may be fetched, whether or not the conversation named it "
+        "(narrow it with `allowed_domains`)")] = None
+    response_inclusion: Annotated[JsonValue, _INCLUSION] = None
     cache_control: Annotated[JsonValue, _CACHE] = None
     allowed_callers: Annotated[JsonValue, _CALLERS] = None
     defer_loading: Annotated[JsonValue, _DEFER] = None
