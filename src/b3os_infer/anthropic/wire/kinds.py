@@ -57,10 +57,10 @@ TOOL_TYPES = kinds(
     ("memory_*", "refused", _DEFINED_TOOL),
     ("computer_*", "refused", _DEFINED_TOOL),
     ("web_search_*", "supported", "run on this server through the operator's search "
-     "backend (see \"Server tools\"); without one, each search's result is an "
+     "backend (docs/server-tools.md); without one, each search's result is an "
      "`unavailable` error the model reads"),
     ("web_fetch_*", "supported", "run on this server when the operator enabled it: public "
-     "http(s) addresses only; see \"Server tools\""),
+     "http(s) addresses only (docs/server-tools.md)"),
     ("code_execution_*", "refused", "server-side tool"),
     ("tool_search_tool_*", "refused", "server-side tool"),
     ("mcp_toolset", "refused", "server-side MCP connection"),

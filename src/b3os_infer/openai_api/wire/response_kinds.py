@@ -53,7 +53,7 @@ RESPONSE_TOOLS = kinds(
     ("namespace", "supported", "its tools are offered as `<namespace>.<name>`; calls come "
      "back with `namespace` set"),
     ("web_search*", "supported", "run on this server through the operator's search "
-     "backend (see \"Server tools\" in docs/server-tools.md); where none is configured, or "
+     "backend (docs/server-tools.md); where none is configured, or "
      "the key lacks the `server_tools` scope, accepted and left out of the prompt (Codex "
      "sends it by default)"),
     ("file_search", "refused", HOSTED),

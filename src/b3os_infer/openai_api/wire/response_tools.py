@@ -127,7 +127,7 @@ class ToolChoiceAllowedParam(WireModel):
         "auto: the model may call one of the listed tools; required: it must")]
     tools: Annotated[list[dict[str, JsonValue]], Supported(
         "the tools offered, by `type` and `name` (and `namespace`): function and custom "
-        "tools of `tools`; web search entries are left out, as the tool is")]
+        "tools of `tools`; a web search entry keeps the search offered where it runs")]
 
 
 ToolChoiceParam = Annotated[
