@@ -275,3 +275,25 @@ async def test_a_fetch_of_a_private_address_fails_as_url_not_allowed(scripted_ap
                             messages=[{"role": "user", "content": "read the metadata"}])
     assert message.content[1].content.error_code == "url_not_allowed"
     assert message.usage.server_tool_use is None
+
+
+async def test_the_model_listing_says_web_search_is_supported_only_with_a_backend(
+        scripted_app):
+    with searxng_server(RESULTS) as searxng:
+        backed = await scripted_app(Reply("x"), server_tools=_searxng(searxng.url))
+        listed = await backed.anthropic.models.retrieve(backed.model)
+    bare = await scripted_app(Reply("x"))
+    unlisted = await bare.anthropic.models.retrieve(bare.model)
+    assert listed.capabilities.server_tools.web_search.supported is True
+    assert unlisted.capabilities.server_tools.web_search.supported is False
+
+
+async def test_count_tokens_counts_the_server_tools_as_the_reply_renders_them(scripted_app):
+    app = await scripted_app(Reply("Nothing to search."))
+    counted = await app.anthropic.messages.count_tokens(
+        model=app.model, tools=[SEARCH_TOOL], messages=[{"role": "user", "content": "hi"}])
+    without = await app.anthropic.messages.count_tokens(
+        model=app.model, messages=[{"role": "user", "content": "hi"}])
+    message = await _create(app, False, messages=[{"role": "user", "content": "hi"}])
+    assert counted.input_tokens == message.usage.input_tokens > without.input_tokens
+    assert "web_search" in app.engine.received[-1].text

@@ -59,10 +59,14 @@ def thinking_of(usage: core.Usage) -> wire.OutputTokensDetails:
     return wire.OutputTokensDetails(thinking_tokens=usage.reasoning_tokens)
 
 
-def capabilities_of(capabilities: Capabilities) -> wire.ModelCapabilities:
-    """A model card's capabilities in the Models API's words."""
+def capabilities_of(capabilities: Capabilities, searches: bool = False
+                    ) -> wire.ModelCapabilities:
+    """A model card's capabilities in the Models API's words; ``searches``: the node runs
+    web searches (a backend is configured)."""
     thinking = wire.CapabilitySupport(supported=capabilities.thinking)
+    search = wire.CapabilitySupport(supported=searches)
     return wire.ModelCapabilities(
+        server_tools=wire.ServerToolsCapability(supported=searches, web_search=search),
         effort=wire.EffortCapability(supported=capabilities.thinking, low=thinking,
                                      medium=thinking, high=thinking, xhigh=thinking,
                                      max=thinking),
