@@ -13,7 +13,7 @@ from b3os_infer.engine.script import Reply, Script, When
 from b3os_infer.node.server_tools.fetch import FetchSettings, WebFetcher
 from b3os_infer.node.server_tools.runner import ServerTools
 from b3os_infer.node.server_tools.searxng import SearxngBackend
-from tests.support.web_servers import Page, page_server, searxng_server
+from support.web_servers import Page, page_server, searxng_server
 
 pytestmark = pytest.mark.anyio
 

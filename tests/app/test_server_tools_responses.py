@@ -11,7 +11,7 @@ import pytest
 from b3os_infer.engine.script import Reply, Script, When
 from b3os_infer.node.server_tools.runner import ServerTools
 from b3os_infer.node.server_tools.searxng import SearxngBackend
-from tests.support.web_servers import searxng_server
+from support.web_servers import searxng_server
 
 pytestmark = pytest.mark.anyio
 

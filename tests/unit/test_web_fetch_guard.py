@@ -9,7 +9,7 @@ import pytest
 
 from b3os_infer.node.server_tools.addresses import Address, AddressGuard, AddressRefused, is_public
 from b3os_infer.node.server_tools.fetch import FetchSettings, WebFetcher
-from tests.support.web_servers import Page, page_server
+from support.web_servers import Page, page_server
 
 pytestmark = pytest.mark.anyio
 
