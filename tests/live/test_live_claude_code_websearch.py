@@ -42,9 +42,11 @@ REPLIES: list[dict[str, Any]] = [
 ]
 
 
-def _server(tmp_path: Path, searxng_url: str) -> ScriptedServer:
-    server = scripted_server(tmp_path / "server", REPLIES,
-                             toml=f'[web_search]\nbackend = "searxng"\nurl = "{searxng_url}"\n')
+def _server(tmp_path: Path, searxng_url: str | None,
+            replies: list[dict[str, Any]] = REPLIES) -> ScriptedServer:
+    toml = f'[web_search]\nbackend = "searxng"\nurl = "{searxng_url}"\n' if searxng_url \
+        else ""
+    server = scripted_server(tmp_path / "server", replies, toml=toml)
     script_path = tmp_path / "server" / "script.json"
     script = json.loads(script_path.read_text())
     # Claude Code's first request is some 77,000 tokens of the scripted engine's bytes
@@ -87,3 +89,29 @@ def test_claude_codes_websearch_runs_on_the_node_and_the_session_answers_from_it
     assert (result["type"], result["subtype"], result["is_error"]) == ("result", "success",
                                                                       False), result
     assert result["result"] == "The news: B3OS Infer 2.0 adds server tools."
+
+
+UNAVAILABLE = [
+    *REPLIES[:2],
+    {"text": "The search is unavailable.",
+     "when": {"last_user_contains": "<tool_response>", "prompt_contains": SEARCH_REQUEST}},
+    {"text": "<think>\nNo search here.\n</think>\n\nI could not search the web.",
+     "when": {"last_user_contains": "Web search error: unavailable"}},
+]
+
+
+def test_without_a_backend_websearch_reports_unavailable_and_the_session_goes_on(
+        tmp_path, claude_cli):
+    server = _server(tmp_path, None, UNAVAILABLE)
+    try:
+        events = _session(server, tmp_path, claude_cli.path)
+    finally:
+        server.stop()
+    searched = [e["tool_use_result"] for e in events
+                if e.get("type") == "user" and isinstance(e.get("tool_use_result"), dict)]
+    assert len(searched) == 1
+    assert searched[0]["results"] == ["Web search error: unavailable",
+                                      "The search is unavailable."]
+    result = events[-1]
+    assert (result["subtype"], result["is_error"]) == ("success", False), result
+    assert result["result"] == "I could not search the web."
