@@ -9,7 +9,7 @@ import pytest
 
 from b3os_infer.node.server_tools.addresses import Address, AddressGuard, AddressRefused, is_public
 from b3os_infer.node.server_tools.fetch import FetchSettings, WebFetcher
-from support.web_servers import Page, page_server
+from support.web_servers import Page, page_server, text_pdf
 
 pytestmark = pytest.mark.anyio
 
@@ -125,10 +125,21 @@ async def test_a_slow_page_ends_as_not_accessible_at_the_timeout() -> None:
     assert outcome.error == "url_not_accessible"
 
 
+async def test_a_pdf_comes_back_as_its_text_and_title() -> None:
+    pdf = text_pdf("The answer is 42.", "Report")
+    with page_server({"/doc.pdf": Page(pdf, "application/pdf")}) as served:
+        outcome = await _fetcher().fetch(served.url + "/doc.pdf")
+    assert outcome.error is None
+    assert (outcome.title, outcome.text) == ("Report", "The answer is 42.")
+
+
 async def test_other_schemes_and_unreadable_kinds_are_refused() -> None:
-    with page_server({"/doc.pdf": Page(b"%PDF-1.4", "application/pdf")}) as served:
-        pdf = await _fetcher().fetch(served.url + "/doc.pdf")
-    assert pdf.error == "unsupported_content_type"
+    pages = {"/broken.pdf": Page(b"%PDF-1.4 not really", "application/pdf"),
+             "/image.png": Page(b"\x89PNG", "image/png")}
+    with page_server(pages) as served:
+        broken = await _fetcher().fetch(served.url + "/broken.pdf")
+        image = await _fetcher().fetch(served.url + "/image.png")
+    assert broken.error == image.error == "unsupported_content_type"
     assert (await _fetcher().fetch("file:///etc/passwd")).error == "url_not_allowed"
     assert (await _fetcher().fetch("ftp://example.com/x")).error == "url_not_allowed"
 

@@ -5,8 +5,9 @@ after DNS resolution, and the connection goes to the address that was checked: t
 is rewritten to that address, with the name kept in ``Host`` and for TLS (SNI and the
 certificate check). Redirects are followed by hand, at most ``max_redirects``. The body is
 read up to ``max_bytes`` (a longer one is cut there), the whole fetch within
-``timeout_s``. HTML becomes its text (``html_text.py``), other ``text/*`` stays as it is;
-PDF and other kinds are refused as ``unsupported_content_type``.
+``timeout_s``. HTML becomes its text (``html_text.py``), a PDF its pages' text
+(``pdf_text.py``, read in a worker thread), other ``text/*`` stays as it is; other kinds are
+refused as ``unsupported_content_type``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import httpx
 from ...core import FetchOutcome
 from .addresses import Address, AddressGuard, AddressRefused
 from .html_text import html_text
+from .pdf_text import pdf_text
 
 MAX_URL = 2048
+PDF = "application/pdf"
 _REDIRECTS = {301, 302, 303, 307, 308}
 
 
@@ -63,6 +66,8 @@ class WebFetcher:
             return failed.outcome
         except (TimeoutError, httpx.HTTPError):
             return FetchOutcome(url, error="url_not_accessible")
+        if page.content_type == PDF or page.body.startswith(b"%PDF-"):
+            return await asyncio.to_thread(_read_pdf, url, page)
         return _read(url, page)
 
     async def _follow(self, url: str) -> _Page:
@@ -132,8 +137,20 @@ def _parse(asked: str, url: str) -> httpx.URL:
     return target
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _read_pdf(asked: str, page: _Page) -> FetchOutcome:
+    read = pdf_text(page.body)
+    if read is None:
+        return FetchOutcome(asked, error="unsupported_content_type")
+    title, text = read
+    return FetchOutcome(asked, title=title, text=text, retrieved_at=_now())
+
+
 def _read(asked: str, page: _Page) -> FetchOutcome:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = _now()
     try:
         text = page.body.decode(page.charset, "replace")
     except LookupError:
