@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from b3os_infer.anthropic.server_blocks import snippet_of, snippet_token
 from b3os_infer.core import SearchHit
 from b3os_infer.node.server_tools.search import (
     SearchQuery,
@@ -61,3 +62,10 @@ def test_one_allowed_domain_narrows_the_searxng_query_and_language_is_passed():
         == {"q": "news site:example.com", "format": "json", "language": "de-DE"}
     assert backend.params(SearchQuery("news", allowed_domains=("a.com", "b.com")))["q"] \
         == "news"
+
+
+def test_a_snippet_token_round_trips_and_another_servers_content_reads_as_empty():
+    token = snippet_token("Ünïcode snippet")
+    assert snippet_of(token) == "Ünïcode snippet"
+    assert snippet_of("EqQBCkgIBRABGAIiQM3x+opaque/from/elsewhere==") == ""
+    assert snippet_of("b3os1.%%%") == ""

@@ -2,10 +2,10 @@
 ``server_tool_use`` and ``web_search_tool_result`` / ``web_fetch_tool_result``, out in
 replies and back in from history.
 
-A search hit's ``encrypted_content`` carries its snippet (base64 of its UTF-8 text: the
-field is opaque to clients), so a conversation that sends the result back renders it to the
-model as it first read it; another server's content, which we cannot read, renders without
-a snippet.
+A search hit's ``encrypted_content`` carries its snippet (``b3os1.`` and the base64 of its
+UTF-8 text: the field is opaque to clients), so a conversation that sends the result back
+renders it to the model as it first read it; another server's content, which we cannot
+read, renders without a snippet.
 """
 
 from __future__ import annotations
@@ -35,13 +35,19 @@ def server_tool_use_id(call_id: str) -> str:
     return "srvtoolu_" + call_id
 
 
+_SNIPPET = "b3os1."   # what marks an encrypted_content as this server's
+
+
 def snippet_token(snippet: str) -> str:
-    return base64.urlsafe_b64encode(snippet.encode()).decode("ascii")
+    return _SNIPPET + base64.urlsafe_b64encode(snippet.encode()).decode("ascii")
 
 
 def snippet_of(token: str) -> str:
+    """The snippet a token of ours carries; "" for anything else."""
+    if not token.startswith(_SNIPPET):
+        return ""
     try:
-        return base64.urlsafe_b64decode(token.encode("ascii")).decode()
+        return base64.urlsafe_b64decode(token[len(_SNIPPET):].encode("ascii")).decode()
     except (binascii.Error, UnicodeError, ValueError):
         return ""
 
