@@ -297,3 +297,34 @@ async def test_count_tokens_counts_the_server_tools_as_the_reply_renders_them(sc
     message = await _create(app, False, messages=[{"role": "user", "content": "hi"}])
     assert counted.input_tokens == message.usage.input_tokens > without.input_tokens
     assert "web_search" in app.engine.received[-1].text
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_hidden_reasoning_stays_hidden_but_the_turn_goes_on_with_it(scripted_app,
+                                                                         stream):
+    script = Script(replies=(
+        Reply("<think>\nI must look it up.\n</think>\n\n" + _call("web_search", query="x"),
+              when=When(last_user_contains="search please")),
+        Reply("<think>\nFound.\n</think>\n\nDone.",
+              when=When(last_user_contains="<tool_response>")),
+        Reply("<think>\nPolite.\n</think>\n\nWelcome.", when=When(last_user_contains="thanks")),
+    ))
+    with searxng_server(RESULTS) as searxng:
+        app = await scripted_app(script, server_tools=_searxng(searxng.url))
+        message = await _create(app, stream, max_tokens=2000, thinking={
+            "type": "enabled", "budget_tokens": 1024, "display": "omitted"})
+    kinds = [b.type for b in message.content]
+    assert kinds == ["thinking", "server_tool_use", "web_search_tool_result", "thinking",
+                     "text"]
+    assert [b.thinking for b in message.content if b.type == "thinking"] == ["", ""]
+    assert all(b.signature for b in message.content if b.type == "thinking")
+    # the step after the search read the reasoning before it
+    assert "I must look it up." in app.engine.received[-1].text
+    # and the blocks sent back as they came are accepted (the signatures verify)
+    again = await _create(app, False, messages=[
+        {"role": "user", "content": ASK},
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True)
+                                          for b in message.content]},
+        {"role": "user", "content": "thanks"}], thinking={
+            "type": "enabled", "budget_tokens": 1024, "display": "omitted"}, max_tokens=2000)
+    assert again.content[-1].text == "Welcome."

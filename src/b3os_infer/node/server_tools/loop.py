@@ -28,6 +28,8 @@ from ...core import (
     ServerToolResultPart,
     Started,
     StopReason,
+    ThinkingDelta,
+    ThinkingEnd,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
@@ -44,20 +46,30 @@ class _Step:
 
     folder: Folder = field(default_factory=Folder)
     held: ToolCallStart | None = None
+    reasoning: list[str] = field(default_factory=list)
     server_calls: int = 0
     client_calls: int = 0
     finished: Finished | None = None
 
 
 class ServerToolLoop:
+    """Where the caller's reasoning is not shown (``omitted``, ``updates``), the steps still
+    generate it shown, so that the turn's later steps render what the model reasoned before
+    its call; the caller gets it as it asked, a signature without the text."""
+
     def __init__(self, model: ChatModel, run: ToolRun, max_steps: int) -> None:
         self.model = model
         self.run = run
         self.max_steps = max_steps
         self.usage = Usage()
+        self.hidden = False
 
     async def stream(self, request: ChatRequest, prompt: Prompt, so_far: Usage
                      ) -> AsyncGenerator[ChatEvent, None]:
+        if request.thinking is not None and not request.thinking.shown:
+            self.hidden = True
+            request = replace(request, thinking=replace(request.thinking,
+                                                        display="summarized"))
         written: list[Part] = []
         current: ChatRequest | None = request
         for number in range(self.max_steps):
@@ -104,6 +116,14 @@ class ServerToolLoop:
                     yield out
 
     async def _event(self, event: ChatEvent, step: _Step) -> AsyncGenerator[ChatEvent, None]:
+        if self.hidden and isinstance(event, ThinkingDelta | ThinkingEnd):
+            step.folder.add(event)
+            if isinstance(event, ThinkingDelta):
+                step.reasoning.append(event.text)
+            else:
+                yield ThinkingEnd(self.model.signer.sign("".join(step.reasoning),
+                                                         omitted=True))
+            return
         if isinstance(event, ToolCallStart) and self.run.runs(event.name):
             step.held = event
             return
