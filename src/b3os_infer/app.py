@@ -46,6 +46,7 @@ from .http.requests import request_id
 from .http.shutdown import Shutdown
 from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
+from .node.server_tools.runner import ServerTools
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
 from .observe.metrics import Metrics, Watched
 from .observe.tracing import Tracing
@@ -114,7 +115,8 @@ def _watch_models(metrics: Metrics, registry: ModelRegistry) -> None:
 
 
 def _node_app(registry: ModelRegistry, edge: EdgeState | None,
-              scrape: Route | None = None, batches: BatchService | None = None) -> Starlette:
+              scrape: Route | None = None, batches: BatchService | None = None,
+              server_tools: ServerTools | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await registry.start()
@@ -126,6 +128,8 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
             if batches is not None:
                 await batches.close()
             await registry.close()
+            if server_tools is not None:
+                await server_tools.close()
             if edge is not None:
                 await edge.limiter.close()
                 edge.ledger.close()
@@ -141,6 +145,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
     app.state.registry = registry
     app.state.prompt_prints = PromptPrints()
     app.state.batches = batches
+    app.state.server_tools = server_tools
     if batches is not None:
         batches.bind(app)
     return app
@@ -157,7 +162,8 @@ def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], AS
 def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None,
                shutdown: Shutdown | None = None,
                batches: BatchSettings | BatchService | None = None, *,
-               tracing: Tracing | None = None) -> ASGIApp:
+               tracing: Tracing | None = None,
+               server_tools: ServerTools | None = None) -> ASGIApp:
     """``batches``: the batch service (tests build their own), or its settings."""
     edge = edge or EdgeState.for_keys(keys)
     if not isinstance(batches, BatchService):
@@ -165,7 +171,7 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
     _watch_models(edge.metrics, registry)
     edge.metrics.watch_queues(edge.queues.load)
     scrape = metrics_route(edge.metrics, ScrapeAccess(edge.gate, edge.metrics.config.token))
-    app = _node_app(registry, edge, scrape, batches)
+    app = _node_app(registry, edge, scrape, batches, server_tools)
     app.state.keys = keys
     app.state.edge = edge
     return _edge_layers(app, edge, lambda inner: _observed(inner, edge.metrics, tracing,
@@ -175,11 +181,13 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
 
 def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None,
                     shutdown: Shutdown | None = None, *,
-                    tracing: Tracing | None = None) -> ASGIApp:
+                    tracing: Tracing | None = None,
+                    server_tools: ServerTools | None = None) -> ASGIApp:
     metrics = metrics or Metrics()
     _watch_models(metrics, registry)
     scrape = metrics_route(metrics, ScrapeAccess(None, metrics.config.token, secret))
-    app = _observed(_node_app(registry, None, scrape), metrics, tracing, "node")
+    app = _observed(_node_app(registry, None, scrape, server_tools=server_tools), metrics,
+                    tracing, "node")
     gated = ShutdownGate(app, shutdown or Shutdown())
     return NodeGuard(RequestContextMiddleware(gated), secret)
 

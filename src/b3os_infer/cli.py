@@ -14,7 +14,7 @@ from pathlib import Path
 from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
-from .compose import register
+from .compose import register, server_tools
 from .config import Config, ConfigError, Home, ModelConfig, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
@@ -90,7 +90,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _app(registry: ModelRegistry, config: Config, keys: KeyStore,
          shutdown: Shutdown) -> ASGIApp:
-    return create_app(registry, keys, edge_state(config, keys), shutdown, config.batches)
+    return create_app(registry, keys, edge_state(config, keys), shutdown, config.batches,
+                      server_tools=server_tools(config))
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:
@@ -189,7 +190,8 @@ def _node(args: argparse.Namespace) -> int:
     port = args.port or config.server.port
     return _run(config, host, port, secret.encode(),
                 lambda registry, shutdown: create_node_app(
-                    registry, secret, Metrics(config.metrics), shutdown))
+                    registry, secret, Metrics(config.metrics), shutdown,
+                    server_tools=server_tools(config)))
 
 
 def _edge(args: argparse.Namespace) -> int:

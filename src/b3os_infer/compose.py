@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .config import EngineConfig, Home, ModelConfig, kv_budget
+from .config import Config, EngineConfig, Home, ModelConfig, kv_budget
 from .engine.base import Engine, EngineInfo, GrammarCompiler
 from .engine.devices import Placement, device_name, gpu_backend, gpu_offload
 from .engine.gbnf import GbnfCompiler
@@ -35,6 +35,9 @@ from .node.models import (
 )
 from .node.profiles import ModelProfile, detect_profile
 from .node.registry import ModelRegistry
+from .node.server_tools.fetch import FetchSettings, WebFetcher
+from .node.server_tools.runner import ServerTools
+from .node.server_tools.searxng import SearxngBackend
 from .node.signatures import Signer
 from .packs import installed_gguf
 
@@ -232,3 +235,18 @@ def _chat_model(model: ModelConfig, name: str, engine: Engine, template: ChatTem
                      trained_context_window=trained, device=engine.info.device)
     return ChatModel(card=card, engine=engine, template=template, profile=profile,
                      signer=Signer(secret), grammars=_grammars(engine))
+
+
+def server_tools(config: Config) -> ServerTools:
+    """The server-tool service the config describes: a search backend where
+    ``[web_search]`` names one, the fetcher where ``[web_fetch]`` enables it."""
+    search, fetch = config.web_search, config.web_fetch
+    backend = SearxngBackend(search.url, timeout_s=search.timeout_seconds,
+                             language=search.language or None) \
+        if search.backend == "searxng" else None
+    fetcher = WebFetcher(FetchSettings(
+        max_bytes=fetch.max_bytes, timeout_s=fetch.timeout_seconds,
+        max_redirects=fetch.max_redirects, allow_networks=tuple(fetch.allow_networks))) \
+        if fetch.enabled else None
+    return ServerTools(backend, fetcher, max_results=search.max_results,
+                       max_steps=config.server_tools.max_steps)

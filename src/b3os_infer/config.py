@@ -164,6 +164,54 @@ class BatchSettings:
 
 
 @dataclass
+class WebSearchConfig:
+    """``[web_search]``: the backend that runs the web_search server tool (docs/server-tools.md).
+    No backend: every search answers ``unavailable``, inside the reply."""
+
+    backend: str = ""          # "searxng"
+    url: str = ""              # the backend's base URL (SearXNG: GET {url}/search?format=json)
+    timeout_seconds: int = 10
+    max_results: int = 10
+    language: str = ""         # passed to SearXNG as `language` when set
+
+
+@dataclass
+class WebFetchConfig:
+    """``[web_fetch]``: the web_fetch server tool; off unless enabled. Public addresses only,
+    but for the networks the operator lists in ``allow_networks`` (CIDRs)."""
+
+    enabled: bool = False
+    max_bytes: int = 2 * 1024 * 1024
+    timeout_seconds: int = 15
+    max_redirects: int = 5
+    allow_networks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ServerToolsConfig:
+    """``[server_tools]``: model steps one request may take before its turn is paused."""
+
+    max_steps: int = 10
+
+
+SEARCH_BACKENDS = ("searxng",)
+
+
+def server_tool_problems(search: WebSearchConfig, fetch: WebFetchConfig,
+                         tools: ServerToolsConfig) -> list[str]:
+    found: list[str] = []
+    if search.backend and search.backend not in SEARCH_BACKENDS:
+        found.append(f"[web_search] backend should be one of {', '.join(SEARCH_BACKENDS)}")
+    if search.backend and not search.url.startswith(("http://", "https://")):
+        found.append("[web_search] url should be the backend's http(s) address")
+    if min(search.timeout_seconds, search.max_results, fetch.max_bytes,
+           fetch.timeout_seconds, tools.max_steps) < 1 or fetch.max_redirects < 0:
+        found.append("[web_search], [web_fetch] and [server_tools] numbers should be at "
+                     "least 1 (max_redirects at least 0)")
+    return found
+
+
+@dataclass
 class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
@@ -175,6 +223,9 @@ class Config:
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     batches: BatchSettings = field(default_factory=BatchSettings)
     loading: LoadingConfig = field(default_factory=LoadingConfig)
+    web_search: WebSearchConfig = field(default_factory=WebSearchConfig)
+    web_fetch: WebFetchConfig = field(default_factory=WebFetchConfig)
+    server_tools: ServerToolsConfig = field(default_factory=ServerToolsConfig)
 
     def served(self) -> list[ModelConfig]:
         """The models this node serves: the ``[[models]]`` list, or the single ``[model]``
@@ -193,7 +244,9 @@ class Config:
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
              "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings,
-             "loading": LoadingConfig}
+             "loading": LoadingConfig,
+             "web_search": WebSearchConfig, "web_fetch": WebFetchConfig,
+             "server_tools": ServerToolsConfig}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
 _PER_MODEL = {
     "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,
@@ -222,6 +275,9 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path} [batches]: {problems[0]}")
     if problems := config.loading.problems():
         raise ConfigError(f"{path} [loading]: {problems[0]}")
+    if problems := server_tool_problems(config.web_search, config.web_fetch,
+                                        config.server_tools):
+        raise ConfigError(f"{path}: {problems[0]}")
     return config
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .keys import DEFAULT_SCOPES, KeyRecord
 
-ScopeName = Literal["infer", "models:read", "metrics:read", "admin"]
+ScopeName = Literal["infer", "models:read", "metrics:read", "server_tools", "admin"]
 KeyStatus = Literal["active", "expired", "revoked"]
 Bucket = Literal["minute", "hour", "day"]
 
