@@ -429,6 +429,20 @@ def test_a_stop_sequence_ends_the_reply_and_the_generation_inside_vllm(engines, 
 
 
 @needs_vllm
+def test_an_auto_tool_call_on_vllm_is_spliced_into_a_valid_call(claude):
+    # tool_choice auto: the reply runs free until <tool_call>, then a second request
+    # generates the call under the tool grammar (vLLM takes one grammar per request)
+    message = claude.messages.create(model=VLLM, max_tokens=80, tools=[WEATHER],
+                                     messages=[{"role": "user",
+                                                "content": "What is the weather in Paris?"}],
+                                     extra_body=GREEDY)
+    assert message.stop_reason == "tool_use"
+    (call,) = [b for b in message.content if b.type == "tool_use"]
+    assert call.name == "get_weather"
+    jsonschema.validate(call.input, WEATHER["input_schema"])
+
+
+@needs_vllm
 def test_vllm_log_probabilities_name_each_sampled_token(gpt):
     chat = gpt.chat.completions.create(model=VLLM, max_tokens=5, messages=HI, temperature=0,
                                        logprobs=True, top_logprobs=3)
