@@ -1,10 +1,13 @@
-"""One node, three engines: the embedded llama.cpp, llama-cpp-python's own OpenAI server,
-and llama.cpp's ``llama-server`` (built by ``make llama-server``).
+"""One node, four engines: the embedded llama.cpp, llama-cpp-python's own OpenAI server,
+llama.cpp's ``llama-server`` (built by ``make llama-server``) and vLLM's CPU build (where
+``bench/vllm_upstream.sh`` installed it; its cases skip and say why elsewhere).
 
-Each upstream model is the same GGUF served by a real engine over HTTP (no mock); the node
-templates, counts and parses for all, so both APIs must behave the same on each. Each
-engine gets one thread: two llama.cpp processes on two cores would slow each other badly
-(the tests take turns, so only one of them works at a time).
+The llama.cpp upstreams serve the same GGUF as the embedded model; vLLM serves the 0.5B
+pack converted to safetensors, with the pack's GGUF as the node's tokenizer. Each is a real
+engine over HTTP (no mock); the node templates, counts and parses for all, so both APIs must
+behave the same on each. Each llama.cpp engine gets one thread: two llama.cpp processes on
+two cores would slow each other badly (the tests take turns, so only one of them works at a
+time).
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import json
 import subprocess
 import sys
 import time
-import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anthropic
@@ -24,14 +27,20 @@ import openai
 import pytest
 
 from b3os_infer.node.models import default_model_path
+from support import vllm
 from support.binaries import llama_server
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy, wait_ready
 
 EMBEDDED = "b3os/smollm2-135m-instruct"
 UPSTREAM = "b3os/smollm2-upstream"
 LLAMA_SERVER = "b3os/smollm2-llama-server"
-UPSTREAMS = [UPSTREAM, LLAMA_SERVER]
+VLLM = "b3os/qwen-vllm"
+NO_VLLM = vllm.missing()
+ON_VLLM = pytest.param(VLLM, marks=pytest.mark.skipif(NO_VLLM is not None,
+                                                      reason=f"vLLM: {NO_VLLM}"))
+UPSTREAMS = [UPSTREAM, LLAMA_SERVER, ON_VLLM]
 BOTH = [EMBEDDED, *UPSTREAMS]
+LISTED = {EMBEDDED, UPSTREAM, LLAMA_SERVER} | ({VLLM} if NO_VLLM is None else set())
 HI = [{"role": "user", "content": "Name one river in Oregon."}]
 WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
            "input_schema": {"type": "object", "properties": {
@@ -40,12 +49,6 @@ WEATHER = {"name": "get_weather", "description": "Get the current weather in a c
                "required": ["city", "unit"]}}
 GREEDY = {"top_k": 1}
 
-
-
-def _engine(command: list[str], log: Path) -> subprocess.Popen[str]:
-    # its output goes to a file: llama.cpp's loader alone would fill a pipe and block it
-    with log.open("w") as out:
-        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
 
 
 def _llama_cpp_python(port: int) -> list[str]:
@@ -61,7 +64,7 @@ def _llama_server(port: int) -> list[str]:
             "--port", str(port)]
 
 
-def _config(engine_url: str, llama_server_url: str) -> str:
+def _config(engine_url: str, llama_server_url: str, vllm_url: str | None) -> str:
     return f"""
 [engine]
 threads = 1
@@ -91,25 +94,81 @@ url = "{llama_server_url}"
 served_name = "smollm2-llama-server"
 tokenizer = "{default_model_path()}"
 context_window = 4096
+""" + (_vllm_model(vllm_url) if vllm_url else "")
+
+
+def _vllm_model(url: str, model_id: str = VLLM, window: int = vllm.WINDOW) -> str:
+    return f"""
+[[models]]
+id = "{model_id}"
+display_name = "Qwen2.5-Coder 0.5B on vLLM"
+engine = "upstream"
+flavour = "vllm"
+url = "{url}"
+served_name = "{vllm.SERVED}"
+tokenizer = "{vllm.pack_gguf()}"
+context_window = {window}
 """
 
 
-@pytest.fixture(scope="module")
-def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    home = tmp_path_factory.mktemp("upstream")
-    engine_port, llama_port = free_port(), free_port()
-    engine_url, llama_url = (f"http://127.0.0.1:{p}" for p in (engine_port, llama_port))
-    engine_log, llama_log = home / "engine.log", home / "llama-server.log"
-    processes = [_engine(_llama_cpp_python(engine_port), engine_log)]
-    try:
-        wait_ready(engine_url + "/v1/models", processes[0], engine_log.read_text)
-        processes.append(_engine(_llama_server(llama_port), llama_log))
-        wait_ready(llama_url + "/health", processes[1], llama_log.read_text)
-        (home / "node.toml").write_text(_config(engine_url, llama_url))
-        key = cli(home, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
+@dataclass
+class _Engines:
+    """The engine processes behind the node, and where each listens."""
+
+    home: Path
+    processes: list[subprocess.Popen[str]] = field(default_factory=list)
+    urls: dict[str, str] = field(default_factory=dict)
+    ready_paths: dict[str, str] = field(default_factory=dict)
+
+    def start(self, name: str, command: Callable[[int], list[str]], ready_path: str,
+              env: dict[str, str] | None = None) -> None:
         port = free_port()
-        server = start_server(home, port, "--config", str(home / "node.toml"))
-        processes.append(server)
+        log = self.home / f"{name}.log"
+        with log.open("w") as out:   # a file: llama.cpp's loader alone would fill a pipe
+            self.processes.append(subprocess.Popen(command(port), stdout=out, env=env,
+                                                   stderr=subprocess.STDOUT, text=True))
+        self.urls[name] = f"http://127.0.0.1:{port}"
+        self.ready_paths[name] = ready_path
+
+    def wait(self, name: str, timeout: float = 120) -> None:
+        process = self.processes[list(self.urls).index(name)]
+        log = self.home / f"{name}.log"
+        wait_ready(self.urls[name] + self.ready_paths[name], process, log.read_text, timeout)
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                stop(process)
+
+
+@pytest.fixture(scope="module")
+def engines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Engines]:
+    # vLLM first: it loads for a minute or two while the others start
+    running = _Engines(tmp_path_factory.mktemp("engines"))
+    try:
+        if NO_VLLM is None:
+            running.start("vllm", vllm.command, "/v1/models", vllm.environment())
+        running.start("llama-cpp-python", _llama_cpp_python, "/v1/models")
+        running.wait("llama-cpp-python")
+        running.start("llama-server", _llama_server, "/health")
+        running.wait("llama-server")
+        if NO_VLLM is None:
+            running.wait("vllm", timeout=900)
+        yield running
+    finally:
+        running.stop_all()
+
+
+@pytest.fixture(scope="module")
+def node(engines: _Engines, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    home = tmp_path_factory.mktemp("upstream")
+    urls = engines.urls
+    (home / "node.toml").write_text(_config(urls["llama-cpp-python"], urls["llama-server"],
+                                            urls.get("vllm")))
+    key = cli(home, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
+    port = free_port()
+    server = start_server(home, port, "--config", str(home / "node.toml"))
+    try:
         root = f"http://127.0.0.1:{port}"
         wait_healthy(root, server)
         yield LiveServer(root=root, key=key, home=home)
@@ -117,9 +176,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         log = server.communicate(timeout=30)[0]
         assert "counted" not in log, log   # the engine saw exactly the node's prompt tokens
     finally:
-        for process in processes:
-            if process.poll() is None:
-                stop(process)
+        if server.poll() is None:
+            stop(server)
 
 
 @pytest.fixture
@@ -135,8 +193,8 @@ def gpt(node):
 
 
 def test_both_models_are_listed(claude, gpt):
-    assert {m.id for m in gpt.models.list().data} == set(BOTH)
-    assert {m.id for m in claude.models.list().data} == set(BOTH)
+    assert {m.id for m in gpt.models.list().data} == LISTED
+    assert {m.id for m in claude.models.list().data} == LISTED
 
 
 @pytest.mark.parametrize("model", BOTH)
@@ -213,6 +271,18 @@ def test_structured_output_is_valid_json(claude, model):
     jsonschema.validate(json.loads(message.content[0].text), schema)
 
 
+@pytest.mark.parametrize("model", BOTH)
+def test_the_grammar_reaches_the_engine_and_forces_a_value_no_model_would_write(claude, model):
+    # valid JSON alone could be the model's own doing; this value can only come from the
+    # grammar (an engine that ignored the field, as vLLM ignores unknown ones, fails here)
+    schema = {"type": "object", "properties": {"word": {"enum": ["xyzzy-plugh-17"]}},
+              "required": ["word"], "additionalProperties": False}
+    message = claude.messages.create(
+        model=model, max_tokens=30, messages=HI, extra_body=GREEDY,
+        output_config={"format": {"type": "json_schema", "schema": schema}})
+    assert json.loads(message.content[0].text) == {"word": "xyzzy-plugh-17"}
+
+
 @pytest.mark.parametrize("model", UPSTREAMS)
 def test_a_closed_stream_cancels_the_upstream_request(node, claude, model):
     # both engines run one request at a time here: had the abandoned request kept going
@@ -232,10 +302,10 @@ def test_a_closed_stream_cancels_the_upstream_request(node, claude, model):
 RIVERS = "You answer questions about the rivers of North America, briefly. " * 12
 
 
-@pytest.mark.parametrize("model", [LLAMA_SERVER])
+@pytest.mark.parametrize("model", [LLAMA_SERVER, ON_VLLM])
 def test_a_repeated_prefix_is_reported_as_cached_on_both_apis(claude, gpt, model):
-    # the cached tokens llama-server's usage reports (llama-cpp-python's server reports none;
-    # the embedded engine's prefix cache has its own tests)
+    # the cached tokens llama-server's and vLLM's usage report (llama-cpp-python's server
+    # reports none; the embedded engine's prefix cache has its own tests)
     claude.messages.create(model=model, max_tokens=2, system=RIVERS, messages=HI)
     ohio = [{"role": "user", "content": "Name one river in Ohio."}]
     counted = claude.messages.count_tokens(model=model, system=RIVERS,
@@ -252,8 +322,8 @@ def test_a_repeated_prefix_is_reported_as_cached_on_both_apis(claude, gpt, model
 
 
 def test_a_node_whose_engine_does_not_serve_its_served_name_says_so_and_answers_503(
-        node, tmp_path):
-    llama_url = tomllib.loads((node.home / "node.toml").read_text())["models"][2]["url"]
+        engines, tmp_path):
+    llama_url = engines.urls["llama-server"]
     (tmp_path / "node.toml").write_text(f"""
 [[models]]
 id = "b3os/misnamed"
@@ -301,3 +371,108 @@ def _first_answer(url: str, process: subprocess.Popen[str]) -> httpx.Response:
         except httpx.HTTPError:
             time.sleep(0.2)
     raise AssertionError(f"{url} never answered")
+
+
+needs_vllm = pytest.mark.skipif(NO_VLLM is not None, reason=f"vLLM: {NO_VLLM}")
+
+
+def _vllm_settled(engines: _Engines) -> bool:
+    """vLLM runs no request and has stopped generating (its token count holds still)."""
+    url = engines.urls["vllm"]
+    if vllm.metric(url, "vllm:num_requests_running") != 0:
+        return False
+    before = vllm.metric(url, "vllm:generation_tokens_total")
+    time.sleep(1)
+    return vllm.metric(url, "vllm:generation_tokens_total") == before
+
+
+def _until(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+@needs_vllm
+def test_a_closed_stream_stops_the_generation_inside_vllm(engines, claude):
+    # vLLM batches: a next request would be answered even if the abandoned one ran on (2,000
+    # tokens, over a minute here), so the proof is vLLM's own gauge and token counter
+    url = engines.urls["vllm"]
+    before = vllm.metric(url, "vllm:generation_tokens_total")
+    with claude.messages.stream(model=VLLM, max_tokens=2000, messages=[
+            {"role": "user", "content": "Write a very long story about a river."}],
+            extra_body={"temperature": 1.0}) as stream:
+        for _ in stream.text_stream:
+            break
+    assert _until(lambda: _vllm_settled(engines))
+    assert vllm.metric(url, "vllm:generation_tokens_total") - before < 200
+
+
+@needs_vllm
+def test_a_stop_sequence_ends_the_reply_and_the_generation_inside_vllm(engines, claude, gpt):
+    url = engines.urls["vllm"]
+    ask = [{"role": "user", "content": "Count from 1 to 300, separated by commas."}]
+    before = vllm.metric(url, "vllm:generation_tokens_total")
+    message = claude.messages.create(model=VLLM, max_tokens=1500, messages=ask,
+                                     stop_sequences=["17"], extra_body=GREEDY)
+    assert message.stop_reason == "stop_sequence" and message.stop_sequence == "17"
+    assert "17" not in message.content[0].text and "16" in message.content[0].text
+    chat = gpt.chat.completions.create(model=VLLM, max_tokens=1500, messages=ask,
+                                       stop=["17"], temperature=0)
+    assert chat.choices[0].finish_reason == "stop"
+    assert chat.choices[0].message.content == message.content[0].text
+    assert _until(lambda: _vllm_settled(engines))
+    # two replies of about 50 tokens each, not 1,500
+    assert vllm.metric(url, "vllm:generation_tokens_total") - before < 300
+
+
+@needs_vllm
+def test_an_auto_tool_call_on_vllm_is_spliced_into_a_valid_call(claude):
+    # tool_choice auto: the reply runs free until <tool_call>, then a second request
+    # generates the call under the tool grammar (vLLM takes one grammar per request)
+    message = claude.messages.create(model=VLLM, max_tokens=80, tools=[WEATHER],
+                                     messages=[{"role": "user",
+                                                "content": "What is the weather in Paris?"}],
+                                     extra_body=GREEDY)
+    assert message.stop_reason == "tool_use"
+    (call,) = [b for b in message.content if b.type == "tool_use"]
+    assert call.name == "get_weather"
+    jsonschema.validate(call.input, WEATHER["input_schema"])
+
+
+@needs_vllm
+def test_vllm_log_probabilities_name_each_sampled_token(gpt):
+    chat = gpt.chat.completions.create(model=VLLM, max_tokens=5, messages=HI, temperature=0,
+                                       logprobs=True, top_logprobs=3)
+    entries = chat.choices[0].logprobs.content
+    assert len(entries) == chat.usage.completion_tokens
+    assert "".join(e.token for e in entries) == chat.choices[0].message.content
+    for entry in entries:   # greedy: the sampled token is the most likely one
+        assert len(entry.top_logprobs) == 3
+        assert entry.top_logprobs[0].token == entry.token
+        assert entry.top_logprobs[0].logprob == pytest.approx(entry.logprob, abs=1e-3)
+
+
+@needs_vllm
+def test_a_node_configured_past_vllm_max_model_len_says_so_and_answers_503(engines, tmp_path):
+    (tmp_path / "node.toml").write_text(_vllm_model(engines.urls["vllm"], "b3os/too-long",
+                                                    window=2 * vllm.WINDOW))
+    key = cli(tmp_path, "keys", "create", "--name", "t").stdout.strip().splitlines()[-1]
+    port = free_port()
+    server = start_server(tmp_path, port, "--config", str(tmp_path / "node.toml"))
+    root = f"http://127.0.0.1:{port}"
+    try:
+        health = _first_answer(root + "/healthz", server)
+        assert health.status_code == 503
+        assert "with a window of 4,096 tokens, less than context_window = 8,192" in \
+            health.json()["models"]["b3os/too-long"]["problem"]
+        with anthropic.Anthropic(api_key=key, base_url=root + "/v1/infer",
+                                 max_retries=0) as client, \
+                pytest.raises(anthropic.APIStatusError) as refused:
+            client.messages.create(model="b3os/too-long", max_tokens=8, messages=HI)
+        assert refused.value.status_code == 503
+        assert refused.value.body["b3os"]["code"] == "upstream_window_too_small"
+    finally:
+        stop(server)

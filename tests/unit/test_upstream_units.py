@@ -166,18 +166,45 @@ VLLM_STREAM = "".join(f"data: {line}\n\n" for line in [
 
 
 def test_the_cached_tokens_of_vllms_last_usage_chunk_reach_the_generations_end():
-    engine = UpstreamEngine(UpstreamSettings(url="http://vllm", flavour="vllm",
-                                             served_name="m", context_window=100),
-                            ScriptedEngine(Script((Reply("x"),))), vocab_size=300)
-
-    async def generate() -> list[object]:
-        engine._client = httpx.AsyncClient(base_url="http://vllm", transport=httpx.MockTransport(
-            lambda request: httpx.Response(200, text=VLLM_STREAM)))
-        request = GenerationRequest(prompt=list(range(40)), max_tokens=10)
-        async with engine._client:
-            return [event async for event in engine.generate(request)]
-
-    events = asyncio.run(generate())
+    events = _generate(_vllm_engine(), VLLM_STREAM)
     assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == "Hi!"
     assert events[-1] == GenerationDone("eog", prompt_tokens=40, cached_tokens=32,
                                         generated_tokens=2)
+
+
+def _vllm_engine() -> UpstreamEngine:
+    return UpstreamEngine(UpstreamSettings(url="http://vllm", flavour="vllm", served_name="m",
+                                           context_window=100),
+                          ScriptedEngine(Script((Reply("x"),))), vocab_size=300)
+
+
+def _generate(engine: UpstreamEngine, stream: str, times: int = 1) -> list[object]:
+    async def run() -> list[object]:
+        engine._client = httpx.AsyncClient(base_url="http://vllm", transport=httpx.MockTransport(
+            lambda request: httpx.Response(200, text=stream)))
+        request = GenerationRequest(prompt=list(range(40)), max_tokens=10)
+        async with engine._client:
+            return [event for _ in range(times) async for event in engine.generate(request)]
+
+    return asyncio.run(run())
+
+
+# what vLLM streams when started without --enable-prompt-tokens-details
+VLLM_STREAM_WITHOUT_DETAILS = VLLM_STREAM.replace(
+    ',"prompt_tokens_details":{"cached_tokens":32}', "")
+
+
+def test_a_vllm_that_leaves_cached_tokens_out_is_named_once_with_the_option_to_start_it_with(
+        caplog):
+    events = _generate(_vllm_engine(), VLLM_STREAM_WITHOUT_DETAILS, times=2)
+    assert [e for e in events if isinstance(e, GenerationDone)] == \
+        [GenerationDone("eog", prompt_tokens=40, cached_tokens=0, generated_tokens=2)] * 2
+    warned = [r.getMessage() for r in caplog.records if "cached" in r.getMessage()]
+    assert warned == ["the model service at http://vllm reports no cached prompt tokens, so "
+                      "every reply says 0 were cached: start vllm with "
+                      "--enable-prompt-tokens-details"]
+
+
+def test_a_vllm_that_reports_cached_tokens_is_not_warned_about(caplog):
+    _generate(_vllm_engine(), VLLM_STREAM)
+    assert not [r for r in caplog.records if "cached" in r.getMessage()]

@@ -25,16 +25,20 @@ class Flavour:
     extra: tuple[tuple[str, Any], ...] = ()
     token_ids_logprobs: bool = False   # logprobs can name tokens by id
     health_path: str = "/health"       # answers without waiting for a running generation
+    # the engine's start option without which its usage leaves cached tokens out
+    cache_report_option: str | None = None
 
 
 FLAVOURS = {
     # vLLM >= 0.12: grammars in structured_outputs; token ids in each chunk
     "vllm": Flavour("vllm", True, "structured_outputs.grammar", -1, "repetition_penalty",
                     (("skip_special_tokens", False), ("return_token_ids", True),
-                     ("stream_options", {"include_usage": True})), token_ids_logprobs=True),
+                     ("stream_options", {"include_usage": True})), token_ids_logprobs=True,
+                    cache_report_option="--enable-prompt-tokens-details"),
     "sglang": Flavour("sglang", True, "ebnf", -1, "repetition_penalty",
                       (("skip_special_tokens", False),
-                       ("stream_options", {"include_usage": True}))),
+                       ("stream_options", {"include_usage": True})),
+                      cache_report_option="--enable-cache-report"),
     "llama-server": Flavour("llama-server", True, "grammar", 0, "repeat_penalty",
                             (("return_tokens", True),)),
     # llama-cpp-python's server takes only text prompts; logprobs=0 lists each chunk's tokens.

@@ -79,6 +79,7 @@ class UpstreamEngine:
         self._mismatch: Mismatch | None = None
         self._running = 0
         self._warned_count = False
+        self._warned_cache = False
 
     # ---- tokens and lifecycle -----------------------------------------------------
 
@@ -237,6 +238,7 @@ class UpstreamEngine:
                         return
                     piece = parse_chunk(json.loads(data))
                     self._check_count(piece, len(context))
+                    self._check_cache_report(piece)
                     yield piece
         except httpx.HTTPError as exc:
             raise InternalError("the model service failed",
@@ -248,6 +250,18 @@ class UpstreamEngine:
             self._warned_count = True
             log.warning("the model service counted %d prompt tokens where the node counted "
                         "%d: its tokenizer differs from the node's", piece.prompt_tokens, ours)
+
+    def _check_cache_report(self, piece: Piece) -> None:
+        """Says once that the engine's usage has no cached tokens when it can have them:
+        vLLM leaves them out unless started with --enable-prompt-tokens-details, SGLang
+        unless with --enable-cache-report, and every reply would then say none was cached."""
+        option = self.flavour.cache_report_option
+        if option and piece.prompt_tokens is not None and piece.cached_tokens is None and \
+                not self._warned_cache:
+            self._warned_cache = True
+            log.warning("the model service at %s reports no cached prompt tokens, so every "
+                        "reply says 0 were cached: start %s with %s", self.settings.url,
+                        self.flavour.name, option)
 
 
 def _reason(finish: str) -> FinishReason:
