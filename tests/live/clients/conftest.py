@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -32,3 +35,24 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield Served(server, key)
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def client_garbage() -> Iterator[None]:
+    """For clients that leave their connections (llm: an SDK client per prompt) or an event
+    loop (LiteLLM) behind: collected when their module ends, their
+    ResourceWarnings are theirs, not the server's, and are not raised in a later test."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # LiteLLM's sync calls make the main thread an event loop of their own, which the
+        # next asyncio.run() would drop unclosed
+        try:
+            leftover = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:   # none is set (an earlier module closed it)
+            leftover = None
+        if leftover is not None and not leftover.is_running():
+            leftover.close()
+            asyncio.set_event_loop(None)
+        gc.collect()

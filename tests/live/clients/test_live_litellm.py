@@ -17,7 +17,8 @@ from support.client_matrix import MATRIX, TOOL, TOOL_DESCRIPTION  # noqa: E402
 
 # litellm builds a pydantic model from one of its own TypedDicts at run time, and pydantic
 # warns about it; the warning says nothing of what the server sent
-pytestmark = pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:.*`ReadOnly` qualifier:UserWarning"),
+              pytest.mark.usefixtures("client_garbage")]
 
 PROVIDERS = ["openai", "anthropic"]
 WEATHER = {"type": "function", "function": {

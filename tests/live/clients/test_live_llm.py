@@ -8,10 +8,8 @@ refresh`); the flows run through llm's Python API, which is what the command run
 
 from __future__ import annotations
 
-import gc
 import subprocess
 import sys
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,8 @@ import llm
 import pytest
 
 from support.client_matrix import MATRIX
+
+pytestmark = pytest.mark.usefixtures("client_garbage")
 
 OPENAI_ID = "b3os-openai"
 APIS = ["openai", "anthropic"]
@@ -46,11 +46,6 @@ def configured(served, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
     assert "Added models: " + served.model in llm_command("anthropic", "refresh")
     yield home
     patch.undo()
-    # llm makes an SDK client for every prompt and leaves its connections to the garbage
-    # collector: collected here, their ResourceWarnings are llm's, not the server's
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
 
 
 def model(served, api: str) -> llm.Model:
