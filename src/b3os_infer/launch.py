@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from .codex_catalog import CatalogModel, catalog, catalog_path
 from .remote import error_message, get_models, server_url, unreachable
 
 # Both agents give up on a stream after 5 minutes without an event (Claude Code's watchdog,
@@ -57,14 +59,17 @@ class ServedModel:
     id: str
     context_window: int
     max_output_tokens: int
+    vision: bool = False
 
 
 @dataclass(frozen=True)
 class Command:
-    """What to run: the program's arguments and its whole environment."""
+    """What to run: the program's arguments, its whole environment, and the files to write
+    before it starts (path: text)."""
 
     argv: list[str]
     env: dict[str, str]
+    files: dict[Path, str] = field(default_factory=dict)
 
 
 def chat_models(target: Target, transport: httpx.BaseTransport | None = None) -> list[ServedModel]:
@@ -85,7 +90,8 @@ def chat_models(target: Target, transport: httpx.BaseTransport | None = None) ->
 def _served(entry: dict[str, Any]) -> ServedModel:
     details = entry["b3os"]
     return ServedModel(id=entry["id"], context_window=int(details["context_window"]),
-                       max_output_tokens=int(details["max_output_tokens"]))
+                       max_output_tokens=int(details["max_output_tokens"]),
+                       vision=bool(details.get("capabilities", {}).get("vision", False)))
 
 
 def named_model(args: Sequence[str], flags: Sequence[str]) -> str | None:
@@ -136,8 +142,10 @@ def claude_command(target: Target, args: Sequence[str], models: Sequence[ServedM
 def codex_command(target: Target, args: Sequence[str], models: Sequence[ServedModel],
                   env: Mapping[str, str], program: str) -> Command:
     """Codex CLI with this server as a Responses provider, chosen by `-c` overrides (the
-    user's own config.toml and Codex home stay as they are)."""
+    user's own config.toml and Codex home stay as they are), and the served models' metadata
+    as its model catalog (codex_catalog.py)."""
     model = pick(models, named_model(args, ("--model", "-m")))
+    path = catalog_path(target.url, env)
     overrides = {
         "model": _toml(model.id),
         "model_provider": _toml("b3os"),
@@ -149,9 +157,12 @@ def codex_command(target: Target, args: Sequence[str], models: Sequence[ServedMo
         "model_context_window": str(model.context_window),
         # compact before the window's edge, leaving room for one reply
         "model_auto_compact_token_limit": str(model.context_window - model.max_output_tokens),
+        "model_catalog_json": _toml(str(path)),
     }
     flags = [part for key, value in overrides.items() for part in ("-c", f"{key}={value}")]
-    return Command(argv=[program, *flags, *args], env={**env, "B3OS_API_KEY": target.key})
+    served = [CatalogModel(m.id, m.context_window, m.vision) for m in models]
+    return Command(argv=[program, *flags, *args], env={**env, "B3OS_API_KEY": target.key},
+                   files={path: catalog(served)})
 
 
 def _toml(text: str) -> str:
@@ -183,4 +194,7 @@ def command(agent: str, args: Sequence[str], env: Mapping[str, str],
 def launch(agent: str, args: Sequence[str]) -> None:
     """Replace this process with the agent (its exit status is the command's)."""
     ready = command(agent, args, os.environ)
+    for path, text in ready.files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     os.execvpe(ready.argv[0], ready.argv, ready.env)

@@ -204,8 +204,10 @@ async def test_mcp_tool_changes_are_refused_by_path(scripted_app):
 
 NEWEST = Path(__file__).resolve().parents[1] / "fixtures" / \
     "claude_code_newest_first_request.json"
-# A window that holds the whole request (the scripted engine counts one token a byte).
-BIG = Script(replies=(Reply(" ".join(["word"] * 9000), repeat=True),),
+# A window that holds the whole request (the scripted engine counts one token a byte); the
+# model reasons (Claude Code asks for adaptive thinking, which lets the model decide) until
+# the budget closes its section, then answers.
+BIG = Script(replies=(Reply("<think>" + " ".join(["word"] * 9000), repeat=True),),
              context_window=131072)
 
 
@@ -246,7 +248,7 @@ async def test_recorded_newest_claude_code_first_request_is_refused_only_for_its
     assert again["max_tokens"] == 32000 > limit
     assert reply.stop_reason == "max_tokens"
     assert reply.usage.output_tokens == limit          # 32,000 lowered to the model's limit
-    thinking, text = reply.content                     # the scaffold, then the answer
+    thinking, text = reply.content                     # the reasoning, then the answer
     assert thinking.type == "thinking" and thinking.thinking == "" and thinking.signature
     assert text.type == "text" and text.text.strip()
     assert await _count(app, again, betas) == reply.usage.input_tokens
@@ -275,7 +277,7 @@ async def test_a_session_of_the_recorded_request_loads_a_tool_through_tool_searc
     tool: the model then sees the tool's definition, and calls it."""
     _, again, betas = recorded()
     app = await scripted_app(Script(replies=(
-        Reply('The cron tools are loaded.</think>\n<tool_call>\n{"name": "CronList", '
+        Reply('<think>The cron tools are loaded.</think>\n<tool_call>\n{"name": "CronList", '
               '"arguments": {}}\n</tool_call>',
               when=When(last_user_contains='{"name": "CronList"'), repeat=True),
         Reply("Done.", repeat=True)), context_window=131072), model=again["model"])

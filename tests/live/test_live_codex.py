@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / "tests" / "js" / "node_modules" / ".bin" / "codex"
 MODEL = "b3os/smollm2-135m-instruct"
 RIVER = "The river is the Willamette."
+NO_METADATA = "Model metadata for"
 GREETING = "Hello from Codex"
 
 
@@ -81,8 +82,9 @@ def scripted_live(tmp_path: Path) -> Iterator[LiveServer]:
 
 
 def codex(live: LiveServer, tmp_path: Path, prompt: str, program: Path = CODEX
-          ) -> tuple[str, list[dict]]:
-    """``codex exec`` in a work directory; its last message and its JSON events."""
+          ) -> tuple[str, list[dict], str]:
+    """``codex exec`` in a work directory; its last message, its JSON events and all it
+    printed."""
     codex_home, work = tmp_path / "codex", tmp_path / "work"
     codex_home.mkdir()
     config = readme_config().replace("http://127.0.0.1:8000/v1/infer", live.base_url)
@@ -96,7 +98,7 @@ def codex(live: LiveServer, tmp_path: Path, prompt: str, program: Path = CODEX
          prompt], env=env, cwd=work, capture_output=True, text=True, timeout=300)
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert done.returncode == 0, done.stdout + done.stderr
-    return last.read_text().strip(), events
+    return last.read_text().strip(), events, done.stdout + done.stderr
 
 
 @pytest.fixture
@@ -113,25 +115,27 @@ def commands(events: list[dict]) -> list[dict]:
 def test_codex_runs_a_shell_command_to_read_a_file_and_answers_from_it(
         scripted_live, tmp_path, work, codex_cli):
     (work / "notes.txt").write_text(RIVER + "\n")
-    answer, events = codex(scripted_live, tmp_path, "Read the file notes.txt and tell me "
-                           "the river.", codex_cli.path)
+    answer, events, printed = codex(scripted_live, tmp_path, "Read the file notes.txt and "
+                                    "tell me the river.", codex_cli.path)
     ran = commands(events)
     assert [("cat notes.txt" in c["command"], c.get("exit_code")) for c in ran] == \
         [(True, 0)], events
     assert "Willamette" in ran[0]["aggregated_output"]
     assert answer == "The file says: " + RIVER
+    # the README's config names no model catalog: Codex falls back to metadata of its own
+    assert NO_METADATA in printed
 
 
 def test_codex_creates_a_file(scripted_live, tmp_path, work, codex_cli):
-    answer, events = codex(scripted_live, tmp_path, "Create the file hello.txt with a "
-                           "greeting.", codex_cli.path)
+    answer, events, _ = codex(scripted_live, tmp_path, "Create the file hello.txt with a "
+                              "greeting.", codex_cli.path)
     assert (work / "hello.txt").read_text() == GREETING + "\n"
     assert answer == "I created hello.txt."
     assert [c.get("exit_code") for c in commands(events)] == [0]
 
 
-def test_b3os_infer_codex_reads_a_file_with_no_codex_config_at_all(scripted_live, tmp_path,
-                                                                   work, codex_cli):
+def test_b3os_infer_codex_reads_a_file_with_no_codex_config_and_knows_the_models_metadata(
+        scripted_live, tmp_path, work, codex_cli):
     (work / "notes.txt").write_text(RIVER + "\n")
     codex_home = tmp_path / "empty-codex-home"
     codex_home.mkdir()
@@ -151,3 +155,7 @@ def test_b3os_infer_codex_reads_a_file_with_no_codex_config_at_all(scripted_live
         == [(True, 0)], events
     assert last.read_text().strip() == "The file says: " + RIVER
     assert not list(codex_home.glob("config.toml"))
+    # the catalog b3os-infer wrote under the B3OS home (in HOME) gave Codex the metadata
+    assert NO_METADATA not in done.stdout + done.stderr, done.stdout + done.stderr
+    [catalog] = (tmp_path / ".local" / "share" / "b3os-infer" / "codex").glob("*.json")
+    assert [m["slug"] for m in json.loads(catalog.read_text())["models"]] == [MODEL]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from b3os_infer.anthropic.decode import decode_messages_request
 from b3os_infer.core import ChatRequest, Message, TextPart, Thinking, Tool
+from b3os_infer.engine.scripted_templates import NATIVE
 from b3os_infer.node.chat import ChatModel
 from b3os_infer.node.chat_template import ChatTemplate
 from b3os_infer.node.models import ModelCard
@@ -90,3 +91,39 @@ def test_the_anthropic_adaptive_type_is_adaptive_and_enabled_is_not():
         {**body, "thinking": {"type": "enabled", "budget_tokens": 2048}})
     assert adaptive.thinking is not None and adaptive.thinking.adaptive
     assert enabled.thinking is not None and not enabled.thinking.adaptive
+
+
+# a template that knows reasoning (Qwen3's kind) and one that opens the section itself
+OPENS = PLAIN.replace("<|im_start|>assistant\n{% endif %}",
+                      "<|im_start|>assistant\n<think>\n{% endif %}") + \
+    "{# enable_thinking #}"
+
+
+def test_adaptive_thinking_on_a_reasoning_template_leaves_the_decision_to_the_model():
+    chat = model(NATIVE)
+    chat.engine = ByteEngine()
+    prompt = chat.prompt(request(Thinking(2048, adaptive=True)))
+    assert not prompt.opens_thinking and prompt.model_decides
+    assert not prompt.text.rstrip().endswith("<think>")
+
+
+def test_thinking_with_a_budget_on_a_reasoning_template_starts_inside_the_section():
+    chat = model(NATIVE)
+    chat.engine = ByteEngine()
+    prompt = chat.prompt(request(Thinking(2048)))
+    assert prompt.opens_thinking and not prompt.model_decides
+
+
+def test_adaptive_thinking_on_a_template_that_opens_the_section_starts_inside_it():
+    assert detect_profile(OPENS).native_reasoning
+    chat = model(OPENS)
+    chat.engine = ByteEngine()
+    prompt = chat.prompt(request(Thinking(2048, adaptive=True)))
+    assert prompt.opens_thinking and not prompt.model_decides
+
+
+class ByteEngine:
+    """Only what ``ChatModel.prompt`` asks of an engine: its tokens."""
+
+    def tokenize(self, text: str, add_special: bool = False) -> list[int]:
+        return list(text.encode())

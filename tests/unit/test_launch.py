@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import tomllib
 from pathlib import Path
@@ -112,11 +113,14 @@ def overrides(argv: list[str]) -> dict[str, object]:
 
 
 def test_codex_gets_a_responses_provider_for_the_server_and_the_models_window():
+    env = {"PATH": "/bin", "B3OS_INFER_HOME": "/srv/b3os"}
     ready = codex_command(TARGET, ["exec", "-m", "b3os/coder", "Read it"], [SMALL, CODER],
-                          {"PATH": "/bin"}, "/bin/codex")
+                          env, "/bin/codex")
     assert ready.argv[0] == "/bin/codex" and ready.argv[-4:] == ["exec", "-m", "b3os/coder",
                                                                  "Read it"]
-    assert overrides(ready.argv) == {
+    catalog = overrides(ready.argv).pop("model_catalog_json")
+    assert catalog.startswith("/srv/b3os/codex/models-") and catalog.endswith(".json")
+    assert {k: v for k, v in overrides(ready.argv).items() if k != "model_catalog_json"} == {
         "model": "b3os/coder", "model_provider": "b3os",
         "model_providers.b3os.name": "B3OS Infer",
         "model_providers.b3os.base_url": "http://10.1.2.3:9000/v1/infer",
@@ -124,7 +128,36 @@ def test_codex_gets_a_responses_provider_for_the_server_and_the_models_window():
         "model_providers.b3os.wire_api": "responses",
         "model_providers.b3os.stream_idle_timeout_ms": IDLE_TIMEOUT_MS,
         "model_context_window": 32_768, "model_auto_compact_token_limit": 32_768 - 8_192}
-    assert ready.env == {"PATH": "/bin", "B3OS_API_KEY": "b3os_k"}
+    assert ready.env == {**env, "B3OS_API_KEY": "b3os_k"}
+
+
+def test_codex_gets_a_model_catalog_with_every_served_model_so_none_uses_fallback_metadata():
+    vision = ServedModel(id="b3os/eyes", context_window=8_192, max_output_tokens=2_048,
+                         vision=True)
+    ready = codex_command(TARGET, [], [SMALL, vision], {"B3OS_INFER_HOME": "/h"}, "/bin/codex")
+    [(path, text)] = ready.files.items()
+    assert str(path) == overrides(ready.argv)["model_catalog_json"]
+    models = json.loads(text)["models"]
+    assert [(m["slug"], m["priority"], m["context_window"], m["max_context_window"],
+             m["input_modalities"]) for m in models] == [
+        ("b3os/small", 1, 16_384, 16_384, ["text"]),
+        ("b3os/eyes", 2, 8_192, 8_192, ["text", "image"])]
+    assert all(m["base_instructions"] and m["shell_type"] == "default" for m in models)
+
+
+def test_each_server_gets_its_own_codex_catalog_file():
+    other = Target(url="http://127.0.0.1:8000", key="k")
+    first = codex_command(TARGET, [], [SMALL], {"B3OS_INFER_HOME": "/h"}, "/bin/codex")
+    second = codex_command(other, [], [SMALL], {"B3OS_INFER_HOME": "/h"}, "/bin/codex")
+    assert set(first.files).isdisjoint(second.files)
+
+
+def test_the_listing_says_which_models_read_images():
+    listing = {"data": [{"id": "m", "b3os": {"kind": "chat", "context_window": 10,
+                                             "max_output_tokens": 5,
+                                             "capabilities": {"vision": True}}}]}
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=listing))
+    assert chat_models(TARGET, transport)[0].vision
 
 
 def test_a_missing_agent_cli_is_an_error_with_the_npm_command(tmp_path: Path):

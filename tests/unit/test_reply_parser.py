@@ -193,3 +193,31 @@ def test_lines_that_open_no_call_to_a_declared_tool_stay_text_exactly(reply, siz
 def test_without_tool_names_a_bare_call_is_text():
     events, _ = run(BARE, 3, thinking=False, tools=True)
     assert summary(events) == [("text", BARE)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_a_reply_the_model_may_open_reasoning_in_is_text_when_it_answers_straight_away(size):
+    events, _ = run("Hello there.", size, thinking=False, may_think=True, tools=False)
+    assert summary(events) == [("text", "Hello there.")]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_a_reply_the_model_may_open_reasoning_in_reasons_when_it_starts_with_think(size):
+    events, _ = run("<think>\nIt greets me.\n</think>\n\nHello.", size, thinking=False,
+                    may_think=True, tools=False)
+    assert summary(events) == [("thinking", "It greets me."),
+                               ("signature", "sig:It greets me."), ("text", "Hello.")]
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_reply_the_model_may_open_reasoning_in_can_call_a_tool_straight_away(size):
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    events, parser = run(text, size, thinking=False, may_think=True, tools=True,
+                         tool_names=frozenset({"get_weather"}))
+    assert summary(events) == [("call", "get_weather", {"city": "Paris"})]
+    assert parser.calls == 1
+
+
+def test_a_reply_that_is_only_the_start_of_think_is_text():
+    events, _ = run("<thi", 1, thinking=False, may_think=True, tools=False)
+    assert summary(events) == [("text", "<thi")]

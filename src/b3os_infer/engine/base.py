@@ -35,7 +35,9 @@ class GrammarCompiler(Protocol):
 
 @dataclass(frozen=True)
 class ReasoningBudget:
-    """The reply starts inside a reasoning section that ends at ``end_marker``.
+    """The reply starts inside a reasoning section that ends at ``end_marker``; with a
+    ``start_marker``, the model decides: the section opens only when the reply starts
+    with that marker, and a reply that starts otherwise has none.
 
     When ``budget`` tokens are spent first, or the model tries to end its turn while
     still reasoning, the engine feeds ``close_tokens`` itself and goes on.
@@ -44,6 +46,7 @@ class ReasoningBudget:
     budget: int
     end_marker: str
     close_tokens: list[int]
+    start_marker: str | None = None
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from ..stops import StopMatcher
 from .chat_template import ChatTemplate
 from .grammar import json_grammar, tool_call_grammar
 from .models import ModelCard
-from .profiles import THINK_CLOSE, THINK_END, THINK_OPEN, ModelProfile
+from .profiles import THINK_CLOSE, THINK_END, THINK_OPEN, THINK_START, ModelProfile
 from .prompting import PromptBuilder, template_tools
 from .reply import ReplyParser
 from .signatures import Signer
@@ -65,6 +65,8 @@ class Prompt:
     text: str
     tokens: list[int]
     opens_thinking: bool
+    # adaptive thinking and no section opened: the model may open one itself, or answer
+    model_decides: bool = False
 
 
 @dataclass
@@ -119,17 +121,19 @@ class ChatModel:
         text = self.template.render(turns, add_generation_prompt=True, tools=declared, **extra)
         if request.thinking is None:
             return text, False
-        if not self.profile.native_reasoning:
-            if request.thinking.adaptive and self.profile.native_tools:
-                # a template that renders tools but knows no reasoning (Qwen2.5-Coder) is
-                # a model trained to answer, as text or a <tool_call>, right after the
-                # generation prompt; adaptive lets it decide, and it does not reason. A
-                # <think> scaffold there is one it rarely closes: its answer, and any call
-                # in it, would end up inside the reasoning block. (A template that knows
-                # neither, SmolLM2's, gets our scaffold for both.)
-                return text, False
-            text += THINK_OPEN
-        return text, True
+        if self.profile.native_reasoning:
+            # adaptive lets the model decide: where the template opened no section, the
+            # model writes <think> itself when it reasons, or answers straight away
+            return text, not request.thinking.adaptive or _opens_section(text)
+        if request.thinking.adaptive and self.profile.native_tools:
+            # a template that renders tools but knows no reasoning (Qwen2.5-Coder) is a
+            # model trained to answer, as text or a <tool_call>, right after the generation
+            # prompt; adaptive lets it decide, and it does not reason. A <think> scaffold
+            # there is one it rarely closes: its answer, and any call in it, would end up
+            # inside the reasoning block. (A template that knows neither, SmolLM2's, gets
+            # our scaffold for both.)
+            return text, False
+        return text + THINK_OPEN, True
 
     def _render_prefill(self, turns: list[dict[str, Any]], tools: Any,
                         extra: dict[str, Any]) -> str:
@@ -145,7 +149,10 @@ class ChatModel:
 
     def prompt(self, request: ChatRequest) -> Prompt:
         text, opens_thinking = self.render(request)
-        return Prompt(text, self.engine.tokenize(text, add_special=False), opens_thinking)
+        decides = request.thinking is not None and request.thinking.adaptive and \
+            not opens_thinking
+        return Prompt(text, self.engine.tokenize(text, add_special=False), opens_thinking,
+                      model_decides=decides)
 
     def count_tokens(self, request: ChatRequest) -> int:
         return len(self.prompt(request).tokens)
@@ -194,10 +201,11 @@ class ChatModel:
         room = self.room(prompt.tokens)
         self.check_logit_bias(request.sampling)
         reasoning = None
-        if prompt.opens_thinking and request.thinking is not None:
+        if (prompt.opens_thinking or prompt.model_decides) and request.thinking is not None:
             reasoning = ReasoningBudget(
                 budget=request.thinking.budget_tokens, end_marker=THINK_END,
-                close_tokens=self._think_close_tokens)
+                close_tokens=self._think_close_tokens,
+                start_marker=THINK_START if prompt.model_decides else None)
         return GenerationRequest(prompt=prompt.tokens, max_tokens=min(request.max_tokens, room),
                                  sampling=request.sampling, grammar=self._grammar(request),
                                  reasoning=reasoning, top_logprobs=request.top_logprobs)
@@ -222,7 +230,7 @@ class ChatModel:
         omitted = request.thinking is not None and not request.thinking.shown
         tools = self._tools(request)
         parser = ReplyParser(
-            thinking=prompt.opens_thinking, tools=bool(tools),
+            thinking=prompt.opens_thinking, may_think=prompt.model_decides, tools=bool(tools),
             tool_names=frozenset(t.name for t in tools), show_thinking=not omitted,
             sign=lambda text: self.signer.sign(text, omitted=omitted))
         stops = StopMatcher(request.stop)
@@ -264,6 +272,11 @@ class ChatModel:
                         yield _with_usage(out, _usage(prompt, cached, generated, thought))
                         return
                     yield out
+
+
+def _opens_section(prompt: str) -> bool:
+    """Whether the rendered prompt ends inside a reasoning section it opened itself."""
+    return prompt.rstrip().endswith(THINK_START)
 
 
 def _stop_reason(done: GenerationDone, request: ChatRequest, called: bool) -> StopReason:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-THINK_OPEN = "<think>\n"
+THINK_START = "<think>"
+THINK_OPEN = THINK_START + "\n"
 THINK_END = "</think>"
 THINK_CLOSE = "\n</think>\n\n"
 CALL_OPEN = "<tool_call>"

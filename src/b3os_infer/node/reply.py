@@ -22,7 +22,7 @@ from ..core import (
 )
 from ..stops import partial_suffix
 from .call_forms import CALL_HEADER, NOT_A_CALL, lead_call
-from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END
+from .profiles import CALL_CLOSE, CALL_OPEN, THINK_END, THINK_START
 
 
 def _held(buffer: str, tag: str) -> int:
@@ -64,15 +64,18 @@ class _JsonExtent:
 
 
 class ReplyParser:
-    """Reasoning first (when the reply starts inside it), then text and tool calls."""
+    """Reasoning first (when the reply starts inside it, or when ``may_think`` and the
+    model opens it with ``<think>``), then text and tool calls."""
 
-    def __init__(self, *, thinking: bool, tools: bool, show_thinking: bool = True,
+    def __init__(self, *, thinking: bool, tools: bool, may_think: bool = False,
+                 show_thinking: bool = True,
                  sign: Callable[[str], str] = lambda text: "",
                  tool_names: frozenset[str] = frozenset()) -> None:
         # with ``tool_names``, a reply that starts as a bare or fenced JSON call to one of
         # them is a call too (call_forms.py); the ``<tool_call>`` tag needs only ``tools``
         self._names = tool_names
-        self._state = "thinking" if thinking else self._reply_state()
+        self._state = "thinking" if thinking else \
+            "opening" if may_think else self._reply_state()
         self._tools = tools
         self._close = CALL_CLOSE
         self._show_thinking = show_thinking
@@ -118,12 +121,21 @@ class ReplyParser:
 
     # ---- states ----------------------------------------------------------------
 
+    def _on_opening(self, final: bool) -> list[ChatEvent]:
+        """The reply's start, held back until it shows whether the model reasons first."""
+        head = self._buffer.lstrip()
+        if head.startswith(THINK_START):
+            self._state = "thinking"
+        elif not THINK_START.startswith(head) or final:
+            self._state = self._reply_state()
+        return []
+
     def _on_thinking(self, final: bool) -> list[ChatEvent]:
         if not self._thinking:
             head = self._buffer.lstrip()
-            if head.startswith("<think>"):
-                self._buffer = head[len("<think>"):]
-            elif "<think>".startswith(head) and not final:
+            if head.startswith(THINK_START):
+                self._buffer = head[len(THINK_START):]
+            elif THINK_START.startswith(head) and not final:
                 return []
         end = self._buffer.find(THINK_END)
         if end >= 0:
