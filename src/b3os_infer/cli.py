@@ -166,7 +166,8 @@ def _node(args: argparse.Namespace) -> int:
     port = args.port or config.server.port
     return _run(config, host, port, secret.encode(),
                 lambda registry, shutdown: create_node_app(
-                    registry, secret, Metrics(config.metrics), shutdown))
+                    registry, secret, Metrics(config.metrics), shutdown,
+                    standard_api=config.node.standard_api))
 
 
 def _edge(args: argparse.Namespace) -> int:
