@@ -116,7 +116,7 @@ def test_the_cache_aware_router_spreads_new_prefixes_by_load_and_keeps_each_on_i
     assert all(len(set(nodes)) == 1 for nodes in picks.values()), picks
 
 
-def test_a_standard_node_has_open_health_and_vllm_metric_names_and_guards_its_routes(
+def test_a_standard_node_has_open_health_vllm_metrics_tokenize_and_guards_its_routes(
         router):
     _, nodes = router
     assert httpx.get(nodes[0] + "/health", timeout=5).status_code == 200
@@ -128,6 +128,13 @@ def test_a_standard_node_has_open_health_and_vllm_metric_names_and_guards_its_ro
                             "vllm:kv_cache_usage_perc", "vllm:cache_config_info"}
     info = samples["vllm:cache_config_info"]
     assert info.labels["block_size"] == "1" and int(info.labels["num_gpu_blocks"]) > 0
+    # the prompt's token ids as the router asks for them: as many as the request counts
+    hi = [{"role": "user", "content": "hi"}]
+    tokens = httpx.post(nodes[0] + "/tokenize", timeout=5, json={"model": MODEL, "messages": hi},
+                        headers={"authorization": f"Bearer {SECRET}"}).json()
+    with openai.OpenAI(base_url=nodes[0] + "/v1", api_key=SECRET, max_retries=0) as client:
+        usage = client.chat.completions.create(model=MODEL, messages=hi, max_tokens=5).usage
+    assert usage is not None and tokens["count"] == len(tokens["tokens"]) == usage.prompt_tokens
     refused = httpx.post(nodes[0] + "/v1/chat/completions", timeout=5, json={
         "model": MODEL, "messages": [{"role": "user", "content": "hi"}]})
     assert refused.status_code == 401

@@ -22,6 +22,7 @@ SECRET = "s" * 32
     ("/v1/messages/count_tokens", "/v1/infer/v1/messages/count_tokens"),
     ("/health", "/healthz"),
     ("/metrics", "/metrics"),
+    ("/tokenize", "/v1/infer/tokenize"),
 ])
 def test_standard_paths_map_to_the_node_routes(standard, own):
     assert own_path(standard) == own
