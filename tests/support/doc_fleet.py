@@ -43,6 +43,7 @@ class FleetRecipe:
         shown = subprocess.run(["bash", "-c", self.secret_line +
                                 '\nprintf %s "$B3OS_INFER_NODE_SECRET"'],
                                capture_output=True, text=True, check=True)
+        assert len(shown.stdout) >= 32, f"{self.secret_line!r} set no secret (openssl?)"
         return shown.stdout
 
     def of(self, role: str) -> list[DocCommand]:
