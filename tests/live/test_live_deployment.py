@@ -19,7 +19,7 @@ import pytest
 from support.deployment import LONG_ASK, MODEL, Deployment, write_configs
 from support.doc_fleet import read_recipe
 from support.edge import redis_server
-from support.netns import Lan, inside, unavailable
+from support.lan import Lan, inside, unavailable
 from support.postgres import postgres_server
 
 CLIENT_ADDRESS = "10.0.0.9"

@@ -1,4 +1,4 @@
-"""A fleet deployed as docs/edge.md says, on hosts of a private network (``netns.py``).
+"""A fleet deployed as docs/edge.md says, on hosts of a private network (``lan.py``).
 
 Each host has a directory (its configs and its ``B3OS_INFER_HOME``); every process runs in
 its host's directory and network, with its output in ``<dir>/<role>-<port>.log``.
@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from support.doc_fleet import DocCommand, FleetRecipe
-from support.netns import Host, inside
+from support.lan import Host, inside
 
 MODEL = "b3os/scripted"
 LONG_ASK = "Tell a long story"
