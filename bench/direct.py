@@ -50,7 +50,7 @@ class OurEngine:
         self.request, _ = decode_chat_request({"model": self.model.card.id, "max_tokens": 1,
                                                "temperature": 0.0,
                                                "messages": workload.short_question()})
-        await self.model.engine.start()
+        await self.model.engine.ensure_loaded()   # the load is not what is timed
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,

@@ -47,6 +47,7 @@ from .http.requests import request_id
 from .http.shutdown import Shutdown
 from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
+from .node.server_tools.runner import ServerTools
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
 from .observe.metrics import Metrics, Watched
 from .observe.tracing import Tracing
@@ -121,6 +122,7 @@ def _watch_models(metrics: Metrics, registry: ModelRegistry, vllm_names: bool = 
 
 def _node_app(registry: ModelRegistry, edge: EdgeState | None,
               scrape: Route | None = None, batches: BatchService | None = None,
+              server_tools: ServerTools | None = None,
               extra: tuple[Route, ...] = ()) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -133,6 +135,8 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
             if batches is not None:
                 await batches.close()
             await registry.close()
+            if server_tools is not None:
+                await server_tools.close()
             if edge is not None:
                 await edge.limiter.close()
                 edge.ledger.close()
@@ -149,14 +153,16 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
     app.state.registry = registry
     app.state.prompt_prints = PromptPrints()
     app.state.batches = batches
+    app.state.server_tools = server_tools
     if batches is not None:
         batches.bind(app)
     return app
 
 
 def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], ASGIApp],
-                 shutdown: Shutdown, open_paths: tuple[str, ...] = ()) -> ASGIApp:
-    inner = AdminApi(EdgeMiddleware(app, edge), edge)
+                 shutdown: Shutdown, open_paths: tuple[str, ...] = (),
+                 registry: ModelRegistry | None = None) -> ASGIApp:
+    inner = AdminApi(EdgeMiddleware(app, edge), edge, registry)
     authenticated = observed(Console(AuthMiddleware(inner, edge.gate, edge.ledger)))
     return RequestContextMiddleware(ShutdownGate(authenticated, shutdown, open_paths))
 
@@ -164,7 +170,8 @@ def _edge_layers(app: ASGIApp, edge: EdgeState, observed: Callable[[ASGIApp], AS
 def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None = None,
                shutdown: Shutdown | None = None,
                batches: BatchSettings | BatchService | None = None, *,
-               tracing: Tracing | None = None) -> ASGIApp:
+               tracing: Tracing | None = None,
+               server_tools: ServerTools | None = None) -> ASGIApp:
     """``batches``: the batch service (tests build their own), or its settings."""
     edge = edge or EdgeState.for_keys(keys)
     if not isinstance(batches, BatchService):
@@ -172,23 +179,27 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
     _watch_models(edge.metrics, registry)
     edge.metrics.watch_queues(edge.queues.load)
     scrape = metrics_route(edge.metrics, ScrapeAccess(edge.gate, edge.metrics.config.token))
-    app = _node_app(registry, edge, scrape, batches)
+    app = _node_app(registry, edge, scrape, batches, server_tools)
     app.state.keys = keys
     app.state.edge = edge
     return _edge_layers(app, edge, lambda inner: _observed(inner, edge.metrics, tracing,
-                                                             "serve"), shutdown or Shutdown())
+                                                             "serve"), shutdown or Shutdown(),
+                        registry=registry)
 
 
 def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None,
                     shutdown: Shutdown | None = None, *,
-                    tracing: Tracing | None = None, standard_api: bool = False) -> ASGIApp:
+                    tracing: Tracing | None = None,
+                    server_tools: ServerTools | None = None,
+                    standard_api: bool = False) -> ASGIApp:
     """``standard_api``: the standard paths and vLLM's metric names as well, for a
     standard router in front (``edge/standard_api.py``)."""
     metrics = metrics or Metrics()
     _watch_models(metrics, registry, vllm_names=standard_api)
     scrape = metrics_route(metrics, ScrapeAccess(None, metrics.config.token, secret))
     extra = (Route(BASE + TOKENIZE_PATH, tokenize, methods=["POST"]),) if standard_api else ()
-    app = _observed(_node_app(registry, None, scrape, extra=extra), metrics, tracing, "node")
+    app = _observed(_node_app(registry, None, scrape, server_tools=server_tools, extra=extra),
+                    metrics, tracing, "node")
     gated = ShutdownGate(app, shutdown or Shutdown())
     guarded = NodeGuard(RequestContextMiddleware(gated), secret)
     return StandardApi(guarded, secret) if standard_api else guarded

@@ -14,7 +14,7 @@ from pathlib import Path
 from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
-from .compose import register
+from .compose import register, server_tools
 from .config import Config, ConfigError, Home, ModelConfig, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
@@ -24,7 +24,9 @@ from .edge.usage import UsageLedger
 from .http.shutdown import Shutdown
 from .hub import HubError
 from .hub import commands as hub
+from .installed import installed_models
 from .launch import BUILDERS, NPM_PACKAGES, LaunchError, launch
+from .node.lifecycle import Bounds
 from .node.models import ModelCard
 from .node.registry import ModelRegistry
 from .observe.metrics import Metrics
@@ -88,7 +90,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _app(registry: ModelRegistry, config: Config, keys: KeyStore,
          shutdown: Shutdown) -> ASGIApp:
-    return create_app(registry, keys, edge_state(config, keys), shutdown, config.batches)
+    return create_app(registry, keys, edge_state(config, keys), shutdown, config.batches,
+                      server_tools=server_tools(config))
 
 
 def _first_key(keys: KeyStore, host: str, port: int) -> None:
@@ -126,15 +129,18 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
     ``secret`` signs what the node hands clients to give back (e.g. reasoning blocks);
     every node of a fleet uses the shared node secret, so any of them can check it.
     """
-    registry = ModelRegistry()
+    registry = ModelRegistry(Bounds(config.loading.max_models,
+                                    config.loading.max_memory_mib << 20))
+    models = config.served()
     try:
-        for model in config.served():
+        for model in models:
             register(registry, model, config.engine, secret,
                      cache_dir=Home.resolve().prefix_cache)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"b3os-infer: {exc}", file=sys.stderr)
         return 1
-    ids = ", ".join(m.id for m in config.served())
+    models += _register_installed(registry, config, secret)
+    ids = ", ".join(m.id for m in models)
     print(f"serving {ids} at http://{host}:{port}/v1/infer", flush=True)
     for note in config.left_out():
         print(note, flush=True)
@@ -145,6 +151,24 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
           config.server.shutdown_grace_seconds,
           config.server.head_timeout_seconds)
     return 0
+
+
+def _register_installed(registry: ModelRegistry, config: Config,
+                        secret: bytes) -> list[ModelConfig]:
+    """The home's installed models beside the configured ones, each loaded on demand; one
+    that cannot be read is left out with a warning."""
+    if not config.loading.installed:
+        return []
+    added = []
+    for model in installed_models(Home.resolve().models, config.served()):
+        try:
+            register(registry, model, config.engine, secret,
+                     cache_dir=Home.resolve().prefix_cache)
+        except (FileNotFoundError, ValueError, RuntimeError) as exc:
+            print(f"b3os-infer: {model.id} (installed) is not served: {exc}", file=sys.stderr)
+            continue
+        added.append(model)
+    return added
 
 
 def _fleet_setup(args: argparse.Namespace) -> tuple[Config, str] | None:
@@ -167,6 +191,7 @@ def _node(args: argparse.Namespace) -> int:
     return _run(config, host, port, secret.encode(),
                 lambda registry, shutdown: create_node_app(
                     registry, secret, Metrics(config.metrics), shutdown,
+                    server_tools=server_tools(config),
                     standard_api=config.node.standard_api))
 
 

@@ -5,11 +5,12 @@ Here, and only here, engines, tokenizers and grammar compilers meet the node.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from .config import EngineConfig, Home, ModelConfig, kv_budget
-from .engine.base import Engine, GrammarCompiler
-from .engine.devices import Placement
+from .config import Config, EngineConfig, Home, ModelConfig, kv_budget
+from .engine.base import Engine, EngineInfo, GrammarCompiler
+from .engine.devices import Placement, device_name, gpu_backend, gpu_offload
 from .engine.gbnf import GbnfCompiler
 from .engine.gguf import GgufTokenizer
 from .engine.hf_tokenizer import HfTokenizer
@@ -22,6 +23,7 @@ from .engine.upstream import UpstreamEngine, UpstreamSettings
 from .node.chat import ChatModel
 from .node.chat_template import ChatTemplate
 from .node.embedding import EmbeddingCard, EmbeddingModel, InputType
+from .node.lifecycle import Keeper, OnDemandEngine, Residency, file_bytes
 from .node.models import (
     DEFAULT_EMBEDDING_NAME,
     DEFAULT_MODEL_NAME,
@@ -33,21 +35,36 @@ from .node.models import (
 )
 from .node.profiles import ModelProfile, detect_profile
 from .node.registry import ModelRegistry
+from .node.server_tools.fetch import FetchSettings, WebFetcher
+from .node.server_tools.runner import ServerTools
+from .node.server_tools.searxng import SearxngBackend
 from .node.signatures import Signer
 from .packs import installed_gguf
 
 # SmolLM2 was trained on 8,192 tokens; Claude Code's first request alone is about 12,000,
 # so the embedded default serves 32,768 with YaRN rope scaling (the listing says both).
 DEFAULT_MODEL_WINDOW = 32768
+# listed for a GGUF that names no trained window until its load says what it serves
+UNKNOWN_WINDOW = 4096
+
+
+class UnreadableModel(RuntimeError):
+    """A model file that is there and that llama.cpp cannot read."""
 
 
 def register(registry: ModelRegistry, model: ModelConfig, engine: EngineConfig,
              secret: bytes, *, cache_dir: Path | None = None) -> None:
-    """Load one configured model and add it to the registry under its kind."""
+    """Add one configured model to the registry under its kind (a GGUF is read, not
+    loaded: it loads on its first request, or at start with ``preload``)."""
     if model.kind == "embedding":
         registry.add_embedding(load_embedding_model(model))
-    else:
-        registry.add(load_model(model, engine, secret, cache_dir=cache_dir))
+        return
+    try:
+        chat = load_model(model, engine, secret, cache_dir=cache_dir, keeper=registry.keeper)
+    except UnreadableModel as exc:
+        registry.add_unreadable(model.id, str(exc))
+        return
+    registry.add(chat, preload=model.preload)
 
 
 def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
@@ -70,13 +87,14 @@ def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
 
 
 def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
-               cache_dir: Path | None = None) -> ChatModel:
-    """``cache_dir``: where the embedded engine saves long prefixes (None: nowhere)."""
+               cache_dir: Path | None = None, keeper: Keeper | None = None) -> ChatModel:
+    """``cache_dir``: where the embedded engine saves long prefixes (None: nowhere);
+    ``keeper``: the node's bounds on loaded models (default: a keeper of its own)."""
     if model.engine == "upstream":
         return load_upstream_model(model, secret)
     if model.engine == "scripted":
         return load_scripted_model(model, secret)
-    return load_gguf_model(model, engine, secret, cache_dir=cache_dir)
+    return load_gguf_model(model, engine, secret, cache_dir=cache_dir, keeper=keeper)
 
 
 def load_tokenizer(source: str) -> Tokenizer:
@@ -99,15 +117,39 @@ def gguf_path(model: ModelConfig) -> Path:
 
 
 def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
-                    cache_dir: Path | None = None) -> ChatModel:
+                    cache_dir: Path | None = None, keeper: Keeper | None = None) -> ChatModel:
+    """A GGUF on the embedded engine, loaded on its first request (node/lifecycle.py):
+    its vocabulary, chat template and name are read now, without the weights."""
     path = gguf_path(model)
     embedded = not (model.path or model.pack)
-    window = model.context_window
-    if window is None and embedded:
-        window = DEFAULT_MODEL_WINDOW
     if not path.is_file():
         raise FileNotFoundError(f"model file not found: {path}")
-    llama = LlamaCppEngine(LlamaCppSettings(
+    try:
+        vocabulary = GgufTokenizer(path)
+    except RuntimeError as exc:   # damaged or truncated, or not a GGUF
+        raise UnreadableModel(f"{path}: {exc}") from exc
+    info = vocabulary.info
+    window = model.context_window or (DEFAULT_MODEL_WINDOW if embedded else None)
+    settings = _llama_settings(path, window, engine, cache_dir)
+    placement = settings.placement
+    on_demand = OnDemandEngine(
+        model.id, lambda: LlamaCppEngine(settings), vocabulary,
+        EngineInfo(context_window=window or info.trained_window or UNKNOWN_WINDOW,
+                   vocab_size=info.vocab_size, description="llama.cpp, not loaded yet",
+                   applies_grammars=True,
+                   device=device_name(placement, gpu_offload(), gpu_backend())),
+        keeper or Keeper(), Residency(model.keep_alive, file_bytes(path)))
+    template = ChatTemplate(_template_source(info.chat_template, path),
+                            bos_token=info.bos_token, eos_token=info.eos_token)
+    name = model.display_name or (DEFAULT_MODEL_NAME if embedded else info.name or path.stem)
+    chat = _chat_model(model, name, on_demand, template, secret, trained=info.trained_window)
+    on_demand.on_loaded(lambda served: _served_card(chat, model, served))
+    return chat
+
+
+def _llama_settings(path: Path, window: int | None, engine: EngineConfig,
+                    cache_dir: Path | None) -> LlamaCppSettings:
+    return LlamaCppSettings(
         model_path=str(path),
         n_threads=engine.threads,
         parallel=engine.parallel,
@@ -120,12 +162,15 @@ def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
         disk_cache=cache_dir,
         disk_budget_bytes=engine.prefix_cache_mib << 20,
         disk_min_tokens=engine.prefix_cache_min_tokens,
-    ))
-    template = ChatTemplate(_template_source(llama.metadata("tokenizer.chat_template"), path),
-                            bos_token=llama.token_text(llama.bos_token_id),
-                            eos_token=llama.token_text(llama.eos_token_id))
-    name = model.display_name or (DEFAULT_MODEL_NAME if embedded else llama.display_name())
-    return _chat_model(model, name, llama, template, secret, trained=llama.trained_window)
+    )
+
+
+def _served_card(chat: ChatModel, model: ModelConfig, served: EngineInfo) -> None:
+    """The card after a load: the window the KV plan gave, and the device."""
+    chat.card = replace(chat.card, context_window=served.context_window,
+                        max_output_tokens=max_output_tokens(served.context_window,
+                                                            model.max_output_tokens),
+                        device=served.device)
 
 
 def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
@@ -190,3 +235,18 @@ def _chat_model(model: ModelConfig, name: str, engine: Engine, template: ChatTem
                      trained_context_window=trained, device=engine.info.device)
     return ChatModel(card=card, engine=engine, template=template, profile=profile,
                      signer=Signer(secret), grammars=_grammars(engine))
+
+
+def server_tools(config: Config) -> ServerTools:
+    """The server-tool service the config describes: a search backend where
+    ``[web_search]`` names one, the fetcher where ``[web_fetch]`` enables it."""
+    search, fetch = config.web_search, config.web_fetch
+    backend = SearxngBackend(search.url, timeout_s=search.timeout_seconds,
+                             language=search.language or None) \
+        if search.backend == "searxng" else None
+    fetcher = WebFetcher(FetchSettings(
+        max_bytes=fetch.max_bytes, timeout_s=fetch.timeout_seconds,
+        max_redirects=fetch.max_redirects, allow_networks=tuple(fetch.allow_networks))) \
+        if fetch.enabled else None
+    return ServerTools(backend, fetcher, max_results=search.max_results,
+                       max_steps=config.server_tools.max_steps)

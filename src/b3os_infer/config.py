@@ -61,6 +61,25 @@ class EngineConfig:
     prefix_cache_min_tokens: int = 2048
 
 
+@dataclass
+class LoadingConfig:
+    """``[loading]``: the node's bounds on models loaded at once (0: no bound), and whether
+    the models installed in the home (``models add``) are served beside the configured ones
+    (listed unloaded, loaded on their first request)."""
+
+    max_models: int = 0
+    max_memory_mib: int = 0
+    installed: bool = True
+
+    def problems(self) -> list[str]:
+        found = []
+        for name in ("max_models", "max_memory_mib"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 0:
+                found.append(f"{name} should be an integer >= 0 (0: no bound)")
+        return found
+
+
 ENGINES = ("llamacpp", "upstream", "scripted", "bert")
 KINDS = {"chat": ("llamacpp", "upstream", "scripted"), "embedding": ("bert",)}
 FLAVOURS = ("vllm", "sglang", "llama-server", "llama-cpp-python")
@@ -89,6 +108,11 @@ class ModelConfig:
     # input_type "query" or "document"
     query_prefix: str | None = None
     document_prefix: str | None = None
+    # llamacpp models load on their first request (docs/models.md, "Loading on demand"):
+    # preload loads it at start as well; keep_alive idle seconds before it is unloaded
+    # (-1: never; 0: as soon as it is idle)
+    preload: bool = True
+    keep_alive: int = 300
 
 
 def default_embedding() -> ModelConfig:
@@ -149,6 +173,54 @@ class BatchSettings:
 
 
 @dataclass
+class WebSearchConfig:
+    """``[web_search]``: the backend that runs the web_search server tool (docs/server-tools.md).
+    No backend: every search answers ``unavailable``, inside the reply."""
+
+    backend: str = ""          # "searxng"
+    url: str = ""              # the backend's base URL (SearXNG: GET {url}/search?format=json)
+    timeout_seconds: int = 10
+    max_results: int = 10
+    language: str = ""         # passed to SearXNG as `language` when set
+
+
+@dataclass
+class WebFetchConfig:
+    """``[web_fetch]``: the web_fetch server tool; off unless enabled. Public addresses only,
+    but for the networks the operator lists in ``allow_networks`` (CIDRs)."""
+
+    enabled: bool = False
+    max_bytes: int = 2 * 1024 * 1024
+    timeout_seconds: int = 15
+    max_redirects: int = 5
+    allow_networks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ServerToolsConfig:
+    """``[server_tools]``: model steps one request may take before its turn is paused."""
+
+    max_steps: int = 10
+
+
+SEARCH_BACKENDS = ("searxng",)
+
+
+def server_tool_problems(search: WebSearchConfig, fetch: WebFetchConfig,
+                         tools: ServerToolsConfig) -> list[str]:
+    found: list[str] = []
+    if search.backend and search.backend not in SEARCH_BACKENDS:
+        found.append(f"[web_search] backend should be one of {', '.join(SEARCH_BACKENDS)}")
+    if search.backend and not search.url.startswith(("http://", "https://")):
+        found.append("[web_search] url should be the backend's http(s) address")
+    if min(search.timeout_seconds, search.max_results, fetch.max_bytes,
+           fetch.timeout_seconds, tools.max_steps) < 1 or fetch.max_redirects < 0:
+        found.append("[web_search], [web_fetch] and [server_tools] numbers should be at "
+                     "least 1 (max_redirects at least 0)")
+    return found
+
+
+@dataclass
 class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
@@ -160,6 +232,10 @@ class Config:
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     node: NodeConfig = field(default_factory=NodeConfig)
     batches: BatchSettings = field(default_factory=BatchSettings)
+    loading: LoadingConfig = field(default_factory=LoadingConfig)
+    web_search: WebSearchConfig = field(default_factory=WebSearchConfig)
+    web_fetch: WebFetchConfig = field(default_factory=WebFetchConfig)
+    server_tools: ServerToolsConfig = field(default_factory=ServerToolsConfig)
 
     def served(self) -> list[ModelConfig]:
         """The models this node serves: the ``[[models]]`` list, or the single ``[model]``
@@ -178,7 +254,9 @@ class Config:
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
              "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings,
-             "node": NodeConfig}
+             "loading": LoadingConfig, "node": NodeConfig,
+             "web_search": WebSearchConfig, "web_fetch": WebFetchConfig,
+             "server_tools": ServerToolsConfig}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.
 _PER_MODEL = {
     "limits": {"requests_per_minute": 1, "input_tokens_per_minute": 1,
@@ -205,6 +283,11 @@ def load_config(path: Path | None) -> Config:
     _check_engine(config.engine, f"{path} [engine]")
     if problems := config.batches.problems():
         raise ConfigError(f"{path} [batches]: {problems[0]}")
+    if problems := config.loading.problems():
+        raise ConfigError(f"{path} [loading]: {problems[0]}")
+    if problems := server_tool_problems(config.web_search, config.web_fetch,
+                                        config.server_tools):
+        raise ConfigError(f"{path}: {problems[0]}")
     return config
 
 
@@ -304,6 +387,8 @@ def _models(tables: Any, where: str, single: bool) -> list[ModelConfig]:
 
 
 def _check_model(model: ModelConfig, where: str) -> None:
+    if not _is_int(model.keep_alive) or model.keep_alive < -1:
+        raise ConfigError(f"{where}: keep_alive should be seconds >= 0, or -1 (never unload)")
     engines = KINDS.get(model.kind)
     if engines is None:
         raise ConfigError(f"{where}: kind {model.kind!r} is not served; kinds: "

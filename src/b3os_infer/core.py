@@ -17,8 +17,8 @@ JsonObject = dict[str, JsonValue]
 Role = Literal["system", "user", "assistant"]
 # why a reply ended: the model ended its turn, it reached the caller's token limit, the
 # prompt and reply filled the context window first, it wrote one of the caller's stop
-# strings, or it called tools
-StopReason = Literal["end", "length", "window", "stop_string", "tool_calls"]
+# strings, it called tools, or the node paused a turn whose server tools ran too long
+StopReason = Literal["end", "length", "window", "stop_string", "tool_calls", "paused"]
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,87 @@ class ToolsChangedPart:
     removed: tuple[str, ...] = ()
 
 
+# ---- server tools: tools the node runs itself, inside the model's turn ----------------
+
+ServerToolKind = Literal["web_search", "web_fetch"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where the caller says its user is, roughly (a search backend may use it)."""
+
+    city: str | None = None
+    region: str | None = None
+    country: str | None = None
+    timezone: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerTool:
+    """A tool the node runs itself: offered to the model as a function named ``name``, whose
+    calls never leave the node. ``max_uses``: calls allowed in one request (None: no limit);
+    ``allowed_domains``/``blocked_domains``: what its results or fetches may come from."""
+
+    kind: ServerToolKind
+    name: str
+    max_uses: int | None = None
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    location: Location | None = None
+    max_content_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    url: str
+    title: str
+    snippet: str
+    page_age: str | None = None
+
+
+# why a server tool gave no result, in words both APIs have
+ServerToolError = Literal["unavailable", "invalid_tool_input", "max_uses_exceeded",
+                          "too_many_requests", "query_too_long", "url_not_allowed",
+                          "url_not_accessible", "unsupported_content_type", "url_too_long"]
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    query: str
+    hits: tuple[SearchHit, ...] = ()
+    error: ServerToolError | None = None
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    url: str
+    title: str | None = None
+    text: str = ""
+    media_type: str = "text/plain"
+    retrieved_at: str | None = None
+    error: ServerToolError | None = None
+
+
+ServerToolOutcome = SearchOutcome | FetchOutcome
+
+
+@dataclass(frozen=True)
+class ServerToolCallPart:
+    """A call the node ran itself (``id`` minted by the node, or the caller's from history)."""
+
+    id: str
+    name: str
+    input: JsonObject
+
+
+@dataclass(frozen=True)
+class ServerToolResultPart:
+    call_id: str
+    outcome: ServerToolOutcome
+
+
 Part = (TextPart | ThinkingPart | RedactedThinkingPart | ToolCallPart | ToolResultPart
-        | ToolsChangedPart)
+        | ToolsChangedPart | ServerToolCallPart | ServerToolResultPart)
 
 
 # whether tools may be called (auto), must be (required), one named tool must be (named),
@@ -188,6 +267,9 @@ class ChatRequest:
     # edits of the conversation made before it is rendered, in order; None: none asked for
     # (an empty tuple: asked for, with no edits)
     context_edits: tuple[ContextEdit, ...] | None = None
+    # tools the node runs itself; each is offered to the model as a function of
+    # ``tools`` too (see node/server_tools)
+    server_tools: tuple[ServerTool, ...] = ()
 
 
 @dataclass
@@ -209,6 +291,9 @@ class Usage:
     cached_tokens: int = 0
     # of output_tokens, those generated inside the reasoning section
     reasoning_tokens: int = 0
+    # server tools the node ran for the reply
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
 
 
 @dataclass(frozen=True)
@@ -271,8 +356,23 @@ class Finished:
     usage: Usage
 
 
+@dataclass(frozen=True)
+class ServerToolCall:
+    """The model called a server tool; the node runs it now (its result follows)."""
+
+    id: str
+    name: str
+    input: JsonObject
+
+
+@dataclass(frozen=True)
+class ServerToolResult:
+    call_id: str
+    outcome: ServerToolOutcome
+
+
 ChatEvent = (Started | TextDelta | ThinkingDelta | ThinkingEnd | ToolCallStart | ToolCallDelta
-             | ToolCallEnd | TokenLogprob | Finished)
+             | ToolCallEnd | TokenLogprob | Finished | ServerToolCall | ServerToolResult)
 
 
 @dataclass

@@ -56,6 +56,13 @@ class MethodNotAllowed(InferError):
     default_code = "method_not_allowed"
 
 
+class Conflict(InferError):
+    """The request asks for what the resource's present state does not allow."""
+
+    status = 409
+    default_code = "conflict"
+
+
 class RequestTooLarge(InferError):
     status = 413
     default_code = "request_too_large"

@@ -31,6 +31,9 @@ class ModelStatus:
     device: str | None = None
     context_window: int | None = None
     max_output_tokens: int | None = None
+    state: str = "loaded"                   # loaded, loading or unloaded
+    memory_bytes: int | None = None         # weights and KV, for a model loaded on demand
+    keep_alive_left: int | None = None      # seconds; -1 never unloaded
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,14 @@ def _model(model_id: str, state: Mapping[str, Any], details: Mapping[str, Any]) 
                        problem=state.get("problem"), kind=details.get("kind"),
                        device=details.get("device"),
                        context_window=details.get("context_window"),
-                       max_output_tokens=details.get("max_output_tokens"))
+                       max_output_tokens=details.get("max_output_tokens"),
+                       state=str(state.get("state", "loaded")),
+                       memory_bytes=state.get("memory_bytes"),
+                       keep_alive_left=state.get("keep_alive_left"))
 
 
-COLUMNS = ("MODEL", "KIND", "STATE", "DEVICE", "WINDOW", "OUTPUT", "RUNNING", "WAITING")
+COLUMNS = ("MODEL", "KIND", "STATE", "DEVICE", "WINDOW", "OUTPUT", "MEMORY", "UNTIL",
+           "RUNNING", "WAITING")
 
 
 def render(status: ServerStatus) -> str:
@@ -97,10 +104,30 @@ def render(status: ServerStatus) -> str:
 
 
 def _row(model: ModelStatus) -> tuple[str, ...]:
-    state = "ready" if model.healthy else "unavailable" if model.problem else "unhealthy"
-    return (model.id, model.kind or "-", state, model.device or "-",
+    return (model.id, model.kind or "-", _state(model), model.device or "-",
             _number(model.context_window), _number(model.max_output_tokens),
+            _memory(model.memory_bytes), _until(model.keep_alive_left),
             str(model.active), str(model.waiting))
+
+
+def _state(model: ModelStatus) -> str:
+    if not model.healthy:
+        return "unavailable" if model.problem else "unhealthy"
+    return "ready" if model.state == "loaded" else model.state
+
+
+def _memory(count: int | None) -> str:
+    return f"{count / 2**20:,.0f} MiB" if count else "-"
+
+
+def _until(left: int | None) -> str:
+    """When keep_alive unloads it: ``4m 10s``, ``forever``, or ``-`` when not loaded."""
+    if left is None:
+        return "-"
+    if left < 0:
+        return "forever"
+    minutes, seconds = divmod(left, 60)
+    return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
 
 
 def _number(value: int | None) -> str:

@@ -37,6 +37,7 @@ from b3os_infer.edge.state import EdgeState
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.node.registry import ModelRegistry
+from b3os_infer.node.server_tools.runner import ServerTools
 
 SCRIPTED_MODEL = "b3os/scripted"
 BASE_URL = "http://test/v1/infer"
@@ -79,13 +80,16 @@ def _script(script: Script | Sequence[Reply] | Reply) -> Script:
 @pytest.fixture
 async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
     """``await scripted_app(script)``: a Script, a list of Reply, or one Reply; ``limits``
-    replaces the built-in per-minute limits."""
+    replaces the built-in per-minute limits; ``server_tools`` is the node's server-tool
+    service (default: none configured); ``scopes`` are the test key's."""
     async with AsyncExitStack() as stack:
 
         async def build(script: Script | Sequence[Reply] | Reply, *,
                         model: str = SCRIPTED_MODEL,
                         embeddings: Sequence[ModelConfig] = (),
-                        limits: LimitsConfig | None = None) -> ScriptedApp:
+                        limits: LimitsConfig | None = None,
+                        server_tools: ServerTools | None = None,
+                        scopes: tuple[str, ...] = DEFAULT_SCOPES) -> ScriptedApp:
             database = open_database(f"sqlite:///{tmp_path / f'edge-{id(script)}.sqlite3'}")
             stack.callback(database.dispose)
             keys = KeyStore(database)
@@ -100,8 +104,8 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
                 registry.add_embedding(load_embedding_model(embedding))
             await registry.start()
             stack.push_async_callback(registry.close)
-            _, key = keys.create("app-tests", DEFAULT_SCOPES)
-            app = create_app(registry, keys, edge)
+            _, key = keys.create("app-tests", scopes)
+            app = create_app(registry, keys, edge, server_tools=server_tools)
             return ScriptedApp(
                 app=app, engine=engine, key=key, model=model, registry=registry, keys=keys,
                 edge=edge,

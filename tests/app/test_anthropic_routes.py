@@ -97,8 +97,10 @@ async def test_the_limits_reserve_the_lowered_max_tokens_not_the_one_sent(script
     assert message.content[0].text == "Fine."
     key_id = app.key.split("_")[1]
     snap = await app.edge.limiter.peek(key_id, app.model, app.edge.limits.for_model(app.model))
-    # the reservation went back but for the tokens written (less the refill meanwhile)
-    assert 0 < 6000 - snap.buckets["output_tokens"].remaining <= message.usage.output_tokens
+    # admitted at all: 32,000 was never reserved. The reservation went back but for the
+    # tokens written; the bucket refills 100 a second, so on a slow machine it may be full
+    # again by now, and only the upper bound holds whatever the timing
+    assert 6000 - snap.buckets["output_tokens"].remaining <= message.usage.output_tokens
 
 
 async def test_count_tokens_equals_the_input_tokens_the_same_request_reports(scripted_app):

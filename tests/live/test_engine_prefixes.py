@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from b3os_infer.compose import load_gguf_model
 from b3os_infer.config import EngineConfig, ModelConfig
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
@@ -20,6 +19,7 @@ from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.chat import ChatModel
 from b3os_infer.node.models import default_model_path
+from support.engines import loaded_gguf, loading_gguf
 
 # long enough to take several 512-token prefill steps
 DOCUMENT = " ".join(f"Clause {i}: the tenant keeps the lantern lit on night {i}."
@@ -31,8 +31,13 @@ def engine_config(**overrides: Any) -> EngineConfig:
 
 
 def load(cache_dir: Path | None, **overrides: Any) -> ChatModel:
-    return load_gguf_model(ModelConfig(context_window=8192), engine_config(**overrides),
-                           b"test-secret", cache_dir=cache_dir)
+    return loaded_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
+                       b"test-secret", cache_dir=cache_dir)
+
+
+async def loading(cache_dir: Path | None, **overrides: Any) -> ChatModel:
+    return await loading_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
+                              b"test-secret", cache_dir=cache_dir)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +104,7 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(model):
 
 def lanes_model() -> ChatModel:
     """4 short slots of 2,304 tokens and one of the whole 8,192 (the budget allows no more)."""
-    return load_gguf_model(ModelConfig(context_window=8192),
+    return loaded_gguf(ModelConfig(context_window=8192),
                            engine_config(kv_memory_mib=400, long_slots=1), b"test-secret")
 
 
@@ -116,7 +121,7 @@ def test_a_small_budget_gives_short_slots_and_a_long_one():
 def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_so(caplog):
     """100 MiB holds 4,551 tokens of SmolLM2's KV: one slot of 4,352 instead of 8,192."""
     caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
-    chat = load_gguf_model(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
+    chat = loaded_gguf(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
                            b"test-secret")
     try:
         assert [(lane.slots, lane.window) for lane in chat.engine.plan.lanes] == [(1, 4352)]
@@ -147,7 +152,7 @@ def test_a_share_of_the_memory_available_less_the_model_file_sizes_the_lanes(cap
 
 def test_gpu_layers_on_a_build_without_a_gpu_backend_serve_on_the_cpu_and_say_why(caplog):
     caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
-    chat = load_gguf_model(ModelConfig(context_window=2048),
+    chat = loaded_gguf(ModelConfig(context_window=2048),
                            engine_config(kv_memory_mib=100, gpu_layers=20), b"test-secret")
     try:
         assert chat.card.device == chat.engine.info.device == "cpu"
@@ -182,8 +187,7 @@ def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(
 async def run_once(cache_dir: Path, tokens_of, **overrides: Any
                    ) -> tuple[Admitted | None, dict[str, int]]:
     """A fresh engine on ``cache_dir``: one request, then closed (its disk writes done)."""
-    chat = load(cache_dir, **overrides)
-    await chat.engine.start()
+    chat = await loading(cache_dir, **overrides)
     try:
         stats = chat.engine.cache_stats()
         _, admitted, _ = await collect(chat.engine, greedy(tokens_of(chat)))
@@ -238,8 +242,7 @@ def test_a_whole_file_that_llama_cpp_refuses_is_deleted_and_the_prompt_computed_
         return prompt(chat, "Which clause mentions night 6?", system=DOCUMENT[:3000])
 
     async def replies(*prompts_of) -> list[tuple[str, Admitted | None]]:
-        chat = load(tmp_path, parallel=1)   # one slot: every request lands in it
-        await chat.engine.start()
+        chat = await loading(tmp_path, parallel=1)   # one slot: every request lands in it
         try:
             out = []
             for prompt_of in prompts_of:

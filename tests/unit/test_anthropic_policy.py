@@ -85,8 +85,7 @@ def test_refused_and_unknown_fields_name_themselves(field, value):
     assert info.value.param == field and info.value.code == "unsupported_parameter"
 
 
-@pytest.mark.parametrize("tool_type", ["web_search_20250305", "web_fetch_20250910",
-                                       "code_execution_20250825", "bash_20250124",
+@pytest.mark.parametrize("tool_type", ["code_execution_20250825", "bash_20250124",
                                        "tool_search_tool_regex_20251119", "nonsense"])
 def test_server_and_anthropic_defined_tools_are_refused_by_path(tool_type):
     with pytest.raises(UnsupportedParameter) as info:

@@ -26,6 +26,8 @@ from b3os_infer.anthropic.wire.params import (
 from b3os_infer.anthropic.wire.tools import ToolParam
 from b3os_infer.core import (
     RedactedThinkingPart,
+    ServerToolCallPart,
+    ServerToolResultPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -187,7 +189,11 @@ LATER = {"name": "Later", "input_schema": {"type": "object"}, "defer_loading": T
 PARTS = {"text": TextPart, "tool_use": ToolCallPart, "tool_result": ToolResultPart,
          "thinking": ThinkingPart, "redacted_thinking": RedactedThinkingPart,
          "tool_reference": ToolsChangedPart, "tool_addition": ToolsChangedPart,
-         "tool_removal": ToolsChangedPart}
+         "tool_removal": ToolsChangedPart, "server_tool_use": ServerToolCallPart,
+         "web_search_tool_result": ServerToolResultPart,
+         "web_fetch_tool_result": ServerToolResultPart}
+SERVER_CALL = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+               "input": {"query": "q"}}
 SUPPORTED_BLOCKS = {
     "text": ("user", {"type": "text", "text": "a"}),
     "tool_use": ("assistant", {"type": "tool_use", "id": "toolu_1", "name": "Read",
@@ -201,6 +207,16 @@ SUPPORTED_BLOCKS = {
                                                                  "name": "Later"}}),
     "tool_removal": ("user", {"type": "tool_removal", "tool": {"type": "tool_reference",
                                                                "name": "Read"}}),
+    "server_tool_use": ("assistant", SERVER_CALL),
+    "web_search_tool_result": ("assistant", {
+        "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+            {"type": "web_search_result", "url": "https://a.example", "title": "A",
+             "encrypted_content": "", "page_age": None}]}),
+    "web_fetch_tool_result": ("assistant", {
+        "type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_1", "content": {
+            "type": "web_fetch_result", "url": "https://a.example", "content": {
+                "type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                               "data": "page"}}}}),
 }
 
 
@@ -213,6 +229,8 @@ def test_every_supported_block_kind_reaches_the_neutral_request(kind):
         messages.insert(0, {"role": "assistant", "content": [SUPPORTED_BLOCKS["tool_use"][1]]})
     if kind == "tool_use":
         messages.append({"role": "user", "content": [SUPPORTED_BLOCKS["tool_result"][1]]})
+    if kind.endswith("_tool_result"):   # a server tool's result follows its call
+        messages[0]["content"].insert(0, SERVER_CALL)
     request, _ = decode_messages_request({"model": "m", "max_tokens": 10, "messages": messages,
                                           "tools": [TOOL, LATER]})
     parts = [p for m in request.messages for p in m.parts]

@@ -35,7 +35,10 @@ from ..core import (
     ToolsChangedPart,
 )
 from ..errors import InvalidRequest
+from ..node.server_tools.functions import function_of
 from ..wire import decode
+from .server_blocks import call_part, result_part
+from .server_tool_params import split_tools
 from .toolset import ToolSet
 from .validate import check_tool_pairing, invalid
 from .wire.content import (
@@ -69,6 +72,11 @@ from .wire.params import (
     ThinkingConfigEnabledParam,
     ThinkingTurnsParam,
     ToolUsesParam,
+)
+from .wire.server_tools import (
+    ServerToolUseBlockParam,
+    WebFetchToolResultBlockParam,
+    WebSearchToolResultBlockParam,
 )
 from .wire.tools import ToolChoiceNoneParam, ToolChoiceParam, ToolChoiceToolParam
 
@@ -106,11 +114,14 @@ def decode_count_tokens_request(body: Mapping[str, Any]) -> ChatRequest:
 
 def _prompt(params: PromptParams) -> ChatRequest:
     """What both routes read: the conversation, the system prompt, tools, output format."""
-    tools = ToolSet(params.tools or [])
+    custom, server = split_tools(params.tools or [])
+    tools = ToolSet(custom)
+    functions = [function_of(tool) for tool in server]
     messages = _messages(params.messages, tools)
-    choice = _tool_choice(params.tool_choice, tools.callable_tools())
+    choice = _tool_choice(params.tool_choice, tools.callable_tools() + functions)
     request = ChatRequest(model=params.model, messages=messages, system=_system(params.system),
-                          tools=tools.final(), tool_choice=choice)
+                          tools=tools.final() + functions, tool_choice=choice,
+                          server_tools=server)
     request.response_schema = _output_schema(params)
     request.context_edits = context_edits(params.context_management)
     return request
@@ -146,20 +157,42 @@ def _content(content: MessageContentParam, path: str, role: str,
             raise invalid(path, "text content blocks must be non-empty")
         return [TextPart(content)]
     parts: list[Part] = []
+    calls: dict[str, JsonObject] = {}   # server tool calls so far, for their results
     for i, block in enumerate(content):
-        parts.extend(_parts(block, f"{path}[{i}]", role, tools))
+        parts.extend(_parts(block, f"{path}[{i}]", role, tools, calls))
     return parts
+
+
+ServerBlockParam = (ServerToolUseBlockParam | WebSearchToolResultBlockParam
+                    | WebFetchToolResultBlockParam)
+
+
+def _server_part(block: ServerBlockParam, path: str, calls: dict[str, JsonObject]) -> Part:
+    """A server tool's call or result sent back (assistant turns), a result after its
+    call."""
+    if isinstance(block, ServerToolUseBlockParam):
+        calls[block.id] = dict(block.input)
+        return call_part(block)
+    if block.tool_use_id not in calls:
+        raise invalid(f"{path}.tool_use_id", f"no `server_tool_use` block with id "
+                      f"{block.tool_use_id!r} before this result")
+    return result_part(block, calls)
 
 
 _ROLE_OF_BLOCK = {"tool_use": "assistant", "thinking": "assistant",
                   "redacted_thinking": "assistant", "tool_result": "user",
-                  "tool_addition": "user", "tool_removal": "user"}
+                  "tool_addition": "user", "tool_removal": "user",
+                  "server_tool_use": "assistant", "web_search_tool_result": "assistant",
+                  "web_fetch_tool_result": "assistant"}
 
 
-def _parts(block: ContentBlockParam, path: str, role: str, tools: ToolSet) -> list[Part]:
+def _parts(block: ContentBlockParam, path: str, role: str, tools: ToolSet,
+           calls: dict[str, JsonObject]) -> list[Part]:
     expected = _ROLE_OF_BLOCK.get(block.type)
     if expected is not None and expected != role:
         raise invalid(path, f"`{block.type}` blocks can only be in `{expected}` messages")
+    if isinstance(block, ServerBlockParam):
+        return [_server_part(block, path, calls)]
     if isinstance(block, ToolResultBlockParam):
         return _tool_result(block, path, tools)
     if isinstance(block, ToolAdditionBlockParam):

@@ -6,6 +6,7 @@ pydantic's serializer, straight to the bytes that go out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 
 from .. import core
@@ -14,13 +15,14 @@ from ..http.sse import named_frame, with_pings
 from ..node.context_edits import AppliedEdit, EditedContext
 from ..node.models import Capabilities
 from .errors import error_body
+from .server_blocks import call_block, result_block
 from .wire import responses as wire
 
 PING_SECONDS = 10.0
 # the neutral stop reasons in the Messages API's words
 STOP_REASONS: dict[core.StopReason, wire.StopReason] = {
     "end": "end_turn", "length": "max_tokens", "window": "model_context_window_exceeded",
-    "stop_string": "stop_sequence", "tool_calls": "tool_use"}
+    "stop_string": "stop_sequence", "tool_calls": "tool_use", "paused": "pause_turn"}
 
 
 def to_json(model: wire.ResponseModel) -> bytes:
@@ -41,17 +43,30 @@ _EMPTY_THINKING = wire.ThinkingBlock(thinking="", signature="")
 def usage_of(usage: core.Usage) -> wire.Usage:
     return wire.Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                       cache_read_input_tokens=usage.cached_tokens,
-                      output_tokens_details=thinking_of(usage))
+                      output_tokens_details=thinking_of(usage),
+                      server_tool_use=server_tools_of(usage))
+
+
+def server_tools_of(usage: core.Usage) -> wire.ServerToolUsage | None:
+    """The server tools the reply ran; None where it ran none."""
+    if not usage.web_search_requests and not usage.web_fetch_requests:
+        return None
+    return wire.ServerToolUsage(web_search_requests=usage.web_search_requests,
+                                web_fetch_requests=usage.web_fetch_requests)
 
 
 def thinking_of(usage: core.Usage) -> wire.OutputTokensDetails:
     return wire.OutputTokensDetails(thinking_tokens=usage.reasoning_tokens)
 
 
-def capabilities_of(capabilities: Capabilities) -> wire.ModelCapabilities:
-    """A model card's capabilities in the Models API's words."""
+def capabilities_of(capabilities: Capabilities, searches: bool = False
+                    ) -> wire.ModelCapabilities:
+    """A model card's capabilities in the Models API's words; ``searches``: the node runs
+    web searches (a backend is configured)."""
     thinking = wire.CapabilitySupport(supported=capabilities.thinking)
+    search = wire.CapabilitySupport(supported=searches)
     return wire.ModelCapabilities(
+        server_tools=wire.ServerToolsCapability(supported=searches, web_search=search),
         effort=wire.EffortCapability(supported=capabilities.thinking, low=thinking,
                                      medium=thinking, high=thinking, xhigh=thinking,
                                      max=thinking),
@@ -73,6 +88,10 @@ def block_of(part: core.Part) -> wire.ContentBlock:
         return wire.ThinkingBlock(thinking=part.thinking, signature=part.signature or "")
     if isinstance(part, core.ToolCallPart):
         return wire.ToolUseBlock(id=tool_use_id(part.id), name=part.name, input=part.input)
+    if isinstance(part, core.ServerToolCallPart):
+        return call_block(part.id, part.name, part.input)
+    if isinstance(part, core.ServerToolResultPart):
+        return result_block(part.call_id, part.outcome)
     raise TypeError(f"{type(part).__name__} is not part of a reply")
 
 
@@ -137,11 +156,23 @@ class MessageStreamEncoder:
             return [self._delta(wire.InputJSONDelta(partial_json=event.partial_json))]
         if isinstance(event, core.ToolCallEnd):
             return self._close()
+        if isinstance(event, core.ServerToolCall | core.ServerToolResult):
+            return self._server_tool(event)
         if isinstance(event, core.Started):
             return self._start(event.usage)
         if isinstance(event, core.Finished):
             return self._finish(event)
         return []  # log-probabilities: never asked for on this API
+
+    def _server_tool(self, event: core.ServerToolCall | core.ServerToolResult) -> list[bytes]:
+        """A call opens with ``input: {}``, its input follows as one delta; a result block
+        comes whole in its start event. Each is closed at once."""
+        if isinstance(event, core.ServerToolResult):
+            return self._close() + self._open(result_block(event.call_id, event.outcome)) + \
+                self._close()
+        block = call_block(event.id, event.name, {})
+        delta = wire.InputJSONDelta(partial_json=json.dumps(event.input, ensure_ascii=False))
+        return self._close() + self._open(block) + [self._delta(delta)] + self._close()
 
     def _start(self, usage: core.Usage) -> list[bytes]:
         message = wire.Message(
@@ -175,7 +206,8 @@ class MessageStreamEncoder:
         usage = wire.MessageDeltaUsage(input_tokens=event.usage.input_tokens,
                                        cache_read_input_tokens=event.usage.cached_tokens,
                                        output_tokens=event.usage.output_tokens,
-                                       output_tokens_details=thinking_of(event.usage))
+                                       output_tokens_details=thinking_of(event.usage),
+                                       server_tool_use=server_tools_of(event.usage))
         delta = wire.MessageDelta(stop_reason=STOP_REASONS[event.stop_reason],
                                   stop_sequence=event.stop_sequence)
         done = wire.RawMessageDeltaEvent(delta=delta, usage=usage,

@@ -12,13 +12,17 @@ from .. import ids
 from ..core import Usage
 from ..errors import NotFound
 from ..http.accounting import admit
-from ..http.allowance import allowed_models
+from ..http.allowance import allowed_models, allows_scope
 from ..http.cancellation import EventStream
-from ..http.endpoint import as_infer_error, endpoint, prepend
+from ..http.endpoint import as_infer_error, endpoint, opened
 from ..http.requests import json_body, request_id
 from ..node.chat import ChatModel, fold
 from ..node.context_edits import PromptCounter, edit_context
+from ..node.lifecycle import load_state
 from ..node.registry import ModelRegistry
+from ..node.server_tools.access import SCOPE, service_for
+from ..node.server_tools.loop import with_server_tools
+from ..node.server_tools.runner import ServerTools
 from ..observe.context import note_response_id
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request, lower_max_tokens
@@ -29,6 +33,7 @@ from .wire.responses import (
     MessageTokensCount,
     ModelInfo,
     ModelListPage,
+    ModelResidency,
     ResponseModel,
 )
 
@@ -52,9 +57,12 @@ async def create_message(request: Request) -> Response:
     chat = edited.request
     prompt = prompts.prompt(chat)
     model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
+    tools = service_for(chat, allows_scope(request.scope, SCOPE),
+                        getattr(request.app.state, "server_tools", None))
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     so_far = Usage()
-    events = admission.watch(model.stream(chat, prompt, so_far), so_far=lambda: so_far)
+    events = admission.watch(with_server_tools(model, tools, chat, prompt, so_far),
+                             so_far=lambda: so_far)
     message_id = ids.message_id()
     note_response_id(message_id)
     diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))
@@ -62,9 +70,9 @@ async def create_message(request: Request) -> Response:
         result = await fold(events)
         return _json(message_of(message_id, chat.model, result, diagnose(result.usage),
                                 edited))
-    first = await anext(events)
+    opening = await opened(events, first_now=load_state(model.engine) == "loaded")
     encoder = MessageStreamEncoder(message_id, chat.model, diagnose, edited)
-    body = encode_stream(prepend(first, events), encoder, request_id(request), as_infer_error)
+    body = encode_stream(opening, encoder, request_id(request), as_infer_error)
     return EventStream(body)
 
 
@@ -81,12 +89,19 @@ async def count_tokens(request: Request) -> Response:
         CountTokensContextManagement(original_input_tokens=original))))
 
 
-def model_info(model: ChatModel) -> ModelInfo:
+def model_info(model: ChatModel, searches: bool = False) -> ModelInfo:
+    """``searches``: the node has a search backend, so web_search tools find something."""
     card = model.card
     created = datetime.fromtimestamp(card.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return ModelInfo(id=card.id, display_name=card.display_name, created_at=created,
                      max_input_tokens=card.context_window, max_tokens=card.max_output_tokens,
-                     capabilities=capabilities_of(card.capabilities))
+                     capabilities=capabilities_of(card.capabilities, searches),
+                     b3os=ModelResidency(state=load_state(model.engine)))
+
+
+def _searches(request: Request) -> bool:
+    service: ServerTools | None = getattr(request.app.state, "server_tools", None)
+    return service is not None and service.search is not None
 
 
 def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:
@@ -100,7 +115,7 @@ def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:
 @endpoint
 async def list_models(request: Request) -> Response:
     key = allowed_models(request.scope)
-    infos = [model_info(m) for m in _registry(request).all()
+    infos = [model_info(m, _searches(request)) for m in _registry(request).all()
              if key is None or key.allows_model(m.card.id)]
     return _json(_page(infos, request))
 
@@ -113,7 +128,7 @@ async def get_model(request: Request) -> Response:
     except NotFound:
         raise NotFound(f"model: {model_id} is not served on this node",
                        code="model_not_available", param="model_id") from None
-    return _json(model_info(model))
+    return _json(model_info(model, _searches(request)))
 
 
 def routes(prefix: str) -> list[Route]:

@@ -11,7 +11,7 @@ it is cancelled, its slot freed, and it runs again later from its start.
 from __future__ import annotations
 
 from ..edge.queue import Queues
-from ..errors import NotFound
+from ..errors import EngineUnavailable, NotFound
 from ..node.registry import ModelRegistry
 
 
@@ -24,7 +24,7 @@ class Gate:
     def _engine_load(self, model_id: str) -> tuple[int, int, int | None] | None:
         try:
             engine = self.registry.get(model_id).engine
-        except NotFound:
+        except (NotFound, EngineUnavailable):   # not served, or unreadable: fails at once
             return None
         load = engine.load()
         return load.get("active", 0), load.get("waiting", 0), engine.info.slots

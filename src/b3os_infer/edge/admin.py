@@ -7,7 +7,8 @@ write no usage row. Errors have the OpenAI envelope, as every route outside ``/v
 - ``GET    /admin/keys``: every key, never a secret;
 - ``POST   /admin/keys``: a new key (``KeyCreate``); the answer holds its secret, once;
 - ``DELETE /admin/keys/{id}``: revoke it (the answer is the revoked key);
-- ``GET    /admin/usage?bucket=hour&since=...``: the ledger summed per bucket, key, model.
+- ``GET    /admin/usage?bucket=hour&since=...``: the ledger summed per bucket, key, model;
+- ``/admin/models...``: the models' residency, loading and unloading (``admin_models.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from ..errors import InferError, InvalidRequest, MethodNotAllowed, NotFound
 from ..http.endpoint import endpoint
 from ..http.formats import BASE
 from ..http.requests import json_body, request_id
+from ..node.registry import ModelRegistry
 from ..wire import decode
+from .admin_models import model_routes
 from .admin_wire import (
     Bucket,
     CreatedKey,
@@ -141,17 +144,20 @@ def admin_routes() -> list[Route]:
         Route(ADMIN + "/keys", create_key, methods=["POST"]),
         Route(ADMIN + "/keys/{key_id}", revoke_key, methods=["DELETE"]),
         Route(ADMIN + "/usage", usage_series, methods=["GET"]),
+        *model_routes(ADMIN),
     ]
 
 
 class AdminApi:
     """Answers the admin paths itself; every other request goes on to ``app``."""
 
-    def __init__(self, app: ASGIApp, edge: EdgeState) -> None:
+    def __init__(self, app: ASGIApp, edge: EdgeState,
+                 registry: ModelRegistry | None = None) -> None:
         self.app = app
         self.routes = Starlette(routes=admin_routes(), exception_handlers={
             HTTPException: _http_error, InferError: _infer_error})
         self.routes.state.edge = edge
+        self.routes.state.registry = registry   # None on a fleet's edge
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and is_admin_path(scope.get("path", "")):

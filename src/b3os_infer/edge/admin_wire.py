@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .keys import DEFAULT_SCOPES, KeyRecord
 
-ScopeName = Literal["infer", "models:read", "metrics:read", "admin"]
+ScopeName = Literal["infer", "models:read", "metrics:read", "server_tools", "admin"]
 KeyStatus = Literal["active", "expired", "revoked"]
 Bucket = Literal["minute", "hour", "day"]
 
@@ -80,3 +80,23 @@ class UsageSeries(BaseModel):
     since: str
     keys: dict[str, str]   # key id -> name, for every key in the points
     data: list[UsagePoint]
+
+
+class ModelResidencyObject(BaseModel):
+    """``/v1/infer/admin/models``: one chat model's residency (node/lifecycle.py)."""
+
+    object: Literal["model.residency"] = "model.residency"
+    id: str
+    state: Literal["loaded", "loading", "unloaded"]
+    on_demand: bool
+    pinned: bool
+    keep_alive: int
+    keep_alive_left: int | None
+    memory_bytes: int
+    load_seconds: float | None
+    problem: str | None
+
+
+class ModelResidencyList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelResidencyObject]

@@ -21,6 +21,10 @@ SECRET_ENV = "B3OS_INFER_NODE_SECRET"
 SECRET_HEADER = "x-b3os-node-secret"
 REQUEST_ID_HEADER = "x-b3os-request-id"
 ACCOUNTING_HEADER = "x-b3os-accounting"
+# scopes the key lacks that a node checks itself (server_tools): a node behind an edge
+# never sees the key, so the edge says what it may not do
+DENIED_SCOPES_HEADER = "x-b3os-denied-scopes"
+NODE_CHECKED_SCOPES = ("server_tools",)
 CALLBACK_PREFIX = "/_b3os/accounting/"
 
 log = logging.getLogger(__name__)

@@ -36,10 +36,13 @@ from .cut_stream import WholeFrames, cut_event
 from .fleet import (
     ACCOUNTING_HEADER,
     CALLBACK_PREFIX,
+    DENIED_SCOPES_HEADER,
     FORWARD_TIMEOUT,
+    NODE_CHECKED_SCOPES,
     REQUEST_ID_HEADER,
     SECRET_HEADER,
 )
+from .keys import KeyRecord
 from .nodes import Node, NodePool
 from .placement import Balance, Placement, place
 from .shutdown_gate import DRAINING_HEADER
@@ -48,7 +51,7 @@ log = logging.getLogger(__name__)
 
 _NOT_FORWARDED = {"host", "content-length", "connection", "keep-alive", "authorization",
                   "x-api-key", "transfer-encoding", "te", "upgrade", "proxy-authorization",
-                  SECRET_HEADER, REQUEST_ID_HEADER, ACCOUNTING_HEADER}
+                  SECRET_HEADER, REQUEST_ID_HEADER, ACCOUNTING_HEADER, DENIED_SCOPES_HEADER}
 _NOT_RETURNED = {b"connection", b"keep-alive", b"transfer-encoding", b"date", b"server",
                  b"x-request-id", b"request-id"}
 
@@ -160,6 +163,8 @@ class Forwarder:
             headers = [(k, v) for k, v in headers if k.lower() not in TRACE_HEADERS] + tracing
         headers.append((SECRET_HEADER, self.secret))
         headers.append((REQUEST_ID_HEADER, scope["state"]["request_id"]))
+        if denied := denied_scopes(scope):
+            headers.append((DENIED_SCOPES_HEADER, " ".join(denied)))
         if ticket is not None:
             headers.append((ACCOUNTING_HEADER,
                             f"{self.advertise_url}{CALLBACK_PREFIX}{ticket}"))
@@ -168,6 +173,14 @@ class Forwarder:
         assert self.client is not None
         return self.client.build_request(scope["method"], url, headers=headers, content=body,
                                          timeout=FORWARD_TIMEOUT)
+
+
+def denied_scopes(scope: Scope) -> list[str]:
+    """The scopes the node checks itself that the request's key lacks."""
+    record: KeyRecord | None = scope.get("state", {}).get("api_key")
+    if record is None:
+        return []
+    return [name for name in NODE_CHECKED_SCOPES if not record.allows(name)]
 
 
 def describe(exc: httpx.TransportError) -> str:

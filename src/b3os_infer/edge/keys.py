@@ -24,9 +24,11 @@ SCOPES = {
     "infer": "inference routes (messages, chat/completions, responses, count_tokens)",
     "models:read": "model listings",
     "metrics:read": "the Prometheus scrape, GET /metrics",
+    "server_tools": "server tools (web search, web fetch) run by the node for the key's "
+                    "requests; a request that offers one without it is refused (403)",
     "admin": "every route",
 }
-DEFAULT_SCOPES = ("infer", "models:read")
+DEFAULT_SCOPES = ("infer", "models:read", "server_tools")
 _PREFIX = "b3os_"
 _TOUCH_SECONDS = 60.0
 

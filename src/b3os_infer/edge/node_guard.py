@@ -20,10 +20,12 @@ from ..core import Usage
 from ..envelopes import error_response
 from ..errors import AuthenticationFailed, Overloaded
 from ..http.accounting import ACCOUNTING_KEY
+from ..http.allowance import grant
 from ..http.stored_responses import STORE_KEY
 from .fleet import (
     ACCOUNTING_HEADER,
     ADMIT_TIMEOUT,
+    DENIED_SCOPES_HEADER,
     REQUEST_ID_HEADER,
     SECRET_HEADER,
     SETTLE_TIMEOUT,
@@ -67,6 +69,8 @@ class NodeGuard:
         if url := headers.get(ACCOUNTING_HEADER):
             state[ACCOUNTING_KEY] = RemoteAccounting(url, self.secret, self.client)
             state[STORE_KEY] = RemoteResponses(url, self.secret, self.client)
+        if denied := headers.get(DENIED_SCOPES_HEADER):
+            grant(scope, EdgeSaid(frozenset(denied.split())))
         await self.app(scope, receive, send)
 
     def _closing(self, send: Send) -> Send:
@@ -75,6 +79,20 @@ class NodeGuard:
                 await self.client.aclose()
             await send(message)
         return sending
+
+
+class EdgeSaid:
+    """What the forwarding edge said the request's key may not do: the scopes the node
+    checks itself. Models are the edge's to check; every one is allowed here."""
+
+    def __init__(self, denied: frozenset[str]) -> None:
+        self.denied = denied
+
+    def allows_model(self, model_id: str) -> bool:
+        return True
+
+    def allows(self, scope: str) -> bool:
+        return scope not in self.denied
 
 
 class RemoteAccounting:

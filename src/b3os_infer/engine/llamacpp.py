@@ -53,6 +53,7 @@ from .gguf import (
 )
 from .kv_cache import DEFAULT_KV_TYPE, KvPlan, LanePlan, ModelShape, plan_lanes
 from .lanes import Lane, Slot, pick_slot
+from .load_progress import LoadProgress
 from .memory_plan import KvBudget, available_memory
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
 from .reasoning import ReasoningTracker
@@ -185,6 +186,8 @@ class LlamaCppEngine:
                         "model runs on the CPU (make install LLAMA_BACKEND=cuda|metal|vulkan)",
                         settings.placement.gpu_layers)
         self._model_params = model_params(settings.placement, offload)
+        progress = LoadProgress(Path(settings.model_path).name)
+        progress.attach(self._model_params.params)
         self._model = ll.llama_model_load_from_file(settings.model_path.encode(),
                                                     self._model_params.params)
         if not self._model:
@@ -268,6 +271,11 @@ class LlamaCppEngine:
                     "llama_cpp": getattr(ll, "__version__", "?")}
         return DiskCache(settings.disk_cache, identity, settings.disk_budget_bytes,
                          settings.disk_min_tokens)
+
+    @property
+    def kv_bytes(self) -> int:
+        """The KV memory its lanes reserve."""
+        return self.plan.bytes()
 
     @property
     def _long_lane(self) -> Lane:

@@ -18,6 +18,8 @@ ALLOWANCE_KEY = "b3os.allowed_models"
 class ModelAllowance(Protocol):
     def allows_model(self, model_id: str) -> bool: ...
 
+    def allows(self, scope: str) -> bool: ...
+
 
 def grant(scope: Scope, allowance: ModelAllowance) -> None:
     scope.setdefault("state", {})[ALLOWANCE_KEY] = allowance
@@ -27,3 +29,9 @@ def allowed_models(scope: Scope) -> ModelAllowance | None:
     """What the request's key allows; None: no key was checked here (all models)."""
     allowance: ModelAllowance | None = scope.get("state", {}).get(ALLOWANCE_KEY)
     return allowance
+
+
+def allows_scope(scope: Scope, name: str) -> bool:
+    """Whether the request's key has the scope ``name``; True where no key was checked."""
+    allowance = allowed_models(scope)
+    return allowance is None or allowance.allows(name)

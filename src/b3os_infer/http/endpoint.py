@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar, cast
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,6 +21,7 @@ from .requests import CURRENT_REQUEST_ID
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
+T = TypeVar("T")
 
 
 def report(error: InferError, rid: str | None = None) -> InferError:
@@ -64,3 +66,14 @@ async def prepend(first: object, rest: AsyncIterator) -> AsyncIterator:  # type:
     yield first
     async for item in rest:
         yield item
+
+
+async def opened(events: AsyncIterator[T], *, first_now: bool) -> AsyncIterator[T]:
+    """A stream's events with the first one awaited now, so that what fails before it
+    (limits, the prompt) is an HTTP error; or, when ``first_now`` is False (its model must
+    load first), left for the stream to wait for, pinging the client meanwhile, with a
+    failure then sent as the stream's error event."""
+    if not first_now:
+        return events
+    first = await anext(events)
+    return cast(AsyncIterator[T], prepend(first, events))

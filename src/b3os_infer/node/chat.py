@@ -19,6 +19,10 @@ from ..core import (
     Finished,
     Part,
     Sampling,
+    ServerToolCall,
+    ServerToolCallPart,
+    ServerToolResult,
+    ServerToolResultPart,
     Started,
     StopReason,
     TextDelta,
@@ -28,7 +32,6 @@ from ..core import (
     ThinkingPart,
     TokenLogprob,
     Tool,
-    ToolCallDelta,
     ToolCallEnd,
     ToolCallPart,
     ToolCallStart,
@@ -323,11 +326,7 @@ class Folder:
 
     def add(self, event: ChatEvent) -> None:
         if isinstance(event, TextDelta):
-            last = self.parts[-1] if self.parts else None
-            if isinstance(last, TextPart):
-                self.parts[-1] = TextPart(last.text + event.text)
-            else:
-                self.parts.append(TextPart(event.text))
+            self._text(event.text)
         elif isinstance(event, ThinkingDelta):
             self._thinking.append(event.text)
         elif isinstance(event, ThinkingEnd):
@@ -340,8 +339,17 @@ class Folder:
             if self.logprobs is None:
                 self.logprobs = []
             self.logprobs.append(event)
-        elif isinstance(event, ToolCallDelta | Started):
-            return
+        elif isinstance(event, ServerToolCall | ServerToolResult):
+            self.parts.append(ServerToolCallPart(event.id, event.name, event.input)
+                              if isinstance(event, ServerToolCall)
+                              else ServerToolResultPart(event.call_id, event.outcome))
+
+    def _text(self, text: str) -> None:
+        last = self.parts[-1] if self.parts else None
+        if isinstance(last, TextPart):
+            self.parts[-1] = TextPart(last.text + text)
+        else:
+            self.parts.append(TextPart(text))
 
     def result(self, finished: Finished) -> ChatResult:
         return ChatResult(self.parts, finished.stop_reason, finished.stop_sequence,

@@ -24,6 +24,7 @@ from ..core import (
     merge_turns,
 )
 from .profiles import CALL_CLOSE, CALL_OPEN, THINK_CLOSE, THINK_OPEN, ModelProfile
+from .server_tools.functions import unfold
 
 GENERIC_TOOL_PROMPT = """# Tools
 
@@ -87,7 +88,7 @@ class PromptBuilder:
         system = self.system_text(request, tools)
         if system:
             turns.append({"role": "system", "content": system})
-        for message in merge_turns(request.messages):
+        for message in merge_turns(unfold(request.messages)):
             turns.extend(self._message(message))
         return turns
 

@@ -74,6 +74,7 @@ class Observation:
     response_id: str | None = None
     error_code: str | None = None
     admission: tuple[int, int] | None = None     # (began, ended)
+    loading: tuple[int, int] | None = None       # waiting for its model to load
     generations: list[Generation] = field(default_factory=list)
     finishes: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -89,12 +90,16 @@ class Observation:
 
     # ---- the request's phases, over all its generations (ns, None when unknown) ----------
 
+    def load_ns(self) -> int | None:
+        return self.loading[1] - self.loading[0] if self.loading else None
+
     def queue_ns(self) -> int | None:
+        """Waiting for admission and for a slot, not for the model's load."""
         admitted = [g.admitted - g.started for g in self.generations if g.admitted]
         if not admitted:
             return None
         waited = self.admission[1] - self.admission[0] if self.admission else 0
-        return waited + min(admitted)
+        return max(waited + min(admitted) - (self.load_ns() or 0), 0)
 
     def prefill_ns(self) -> int | None:
         starts = [g.admitted for g in self.generations if g.admitted]
@@ -143,6 +148,14 @@ def note_admission(model_id: str, began: int, ended: int) -> None:
     if (observation := _current.get()) is not None:
         observation.model = model_id
         observation.admission = (began, ended)
+
+
+def note_load(began: int, ended: int) -> None:
+    """The request waited from ``began`` to ``ended`` for its model to load (the first
+    wait of the request counts; a load it found done is no wait)."""
+    if (observation := _current.get()) is not None and observation.loading is None \
+            and ended - began > 0:
+        observation.loading = (began, ended)
 
 
 def note_response_id(response_id: str) -> None:

@@ -3,7 +3,8 @@ layers below; when the response starts, the phases it knows go out in ``server-t
 when it ends, the request is counted and its spans are made.
 
 Inside ``RequestContextMiddleware``, which names the request and adds ``total`` after the
-phases: ``server-timing: queue;dur=..., prefill;dur=..., decode;dur=...`` then
+phases: ``server-timing: load;dur=..., queue;dur=..., prefill;dur=..., decode;dur=...``
+(``load`` only when the request waited for its model to load) then
 ``server-timing: total;dur=...``. A phase is sent only once it is over: a non-streamed
 reply has all three, a stream's headers leave before its first token (at most ``queue``).
 """
@@ -57,7 +58,8 @@ class Observers:
 
 
 def server_timing(observation: Observation) -> str | None:
-    phases = (("queue", observation.queue_ns()), ("prefill", observation.prefill_ns()),
+    phases = (("load", observation.load_ns()), ("queue", observation.queue_ns()),
+              ("prefill", observation.prefill_ns()),
               ("decode", observation.decode_ns()))
     known = [f"{name};dur={ns / 1e6:.3f}" for name, ns in phases if ns is not None]
     return ", ".join(known) or None

@@ -247,6 +247,9 @@ def _engine_gauges(engines: list[tuple[str, Watched]]) -> Iterable[Metric]:
                  ["model"], (([m], load.get("waiting", 0)) for m, load in loads))
     yield _gauge("b3os_model_healthy", "1 while the model's engine is healthy", ["model"],
                  (([m], float(e.healthy())) for m, e in engines))
+    # an engine that loads on demand has a ``state``; every other one is always loaded
+    yield _gauge("b3os_model_loaded", "1 while the model's weights are loaded", ["model"],
+                 (([m], float(getattr(e, "state", "loaded") == "loaded")) for m, e in engines))
     usages = [(model, kv_usage(engine)) for model, engine in engines]
     yield _gauge("b3os_kv_cache_usage_perc", "Fraction of the engine's KV cache in use "
                  "(0 to 1)", ["model"],

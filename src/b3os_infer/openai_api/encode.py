@@ -50,7 +50,7 @@ E = TypeVar("E")
 DONE = data_frame("[DONE]")
 _FINISH: dict[StopReason, FinishReason] = {
     "end": "stop", "stop_string": "stop", "length": "length", "window": "length",
-    "tool_calls": "tool_calls"}
+    "tool_calls": "tool_calls", "paused": "stop"}
 
 
 def tool_call_id(call_id: str) -> str:

@@ -16,11 +16,12 @@ from ..errors import model_not_available
 from ..http.accounting import admit
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
-from ..http.endpoint import as_infer_error, endpoint, prepend
+from ..http.endpoint import as_infer_error, endpoint, opened
 from ..http.requests import json_body
 from ..node.chat import ChatModel
 from ..node.choices import final_usage, fold_choices, merged, seeded, total_usage
 from ..node.embedding import EmbeddingCard, EmbeddingModel
+from ..node.lifecycle import load_state
 from ..node.models import ModelCard
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
@@ -63,10 +64,10 @@ async def chat_completions(request: Request) -> Response:
         body = completion_body(completion_id, created, chat.model, results, usage,
                                options.logprobs)
         return Response(body.to_json(), media_type="application/json")
-    first = await anext(events)
+    opening = await opened(events, first_now=load_state(model.engine) == "loaded")
     encoder = ChunkEncoder(completion_id, created, chat.model,
                            include_usage=options.include_usage, logprobs=options.logprobs)
-    frames = encode_chunks(prepend(first, events), encoder.encode, as_infer_error)
+    frames = encode_chunks(opening, encoder.encode, as_infer_error)
     return EventStream(frames)
 
 
@@ -88,13 +89,14 @@ def model_entry(model: ChatModel) -> dict[str, Any]:
         "device": card.device,
         "max_output_tokens": card.max_output_tokens,
         "capabilities": card.capabilities.as_dict(),
+        "state": load_state(model.engine),
     })
 
 
 def embedding_entry(model: EmbeddingModel) -> dict[str, Any]:
     card = model.card
     return _entry(card, {"dimensions": card.dimensions,
-                         "max_input_tokens": card.max_input_tokens})
+                         "max_input_tokens": card.max_input_tokens, "state": "loaded"})
 
 
 def _entries(registry: ModelRegistry) -> dict[str, dict[str, Any]]:

@@ -13,6 +13,11 @@ from pydantic import Field, JsonValue
 
 from ...wire import Ignored, Refused, Supported, WireModel, member
 from .kinds import CONTENT_BLOCKS, TOOL_CHANGES
+from .server_tools import (
+    ServerToolUseBlockParam,
+    WebFetchToolResultBlockParam,
+    WebSearchToolResultBlockParam,
+)
 from .tools import TOOL_NAME, ToolParam
 
 _CACHE = Ignored("the prefix cache is automatic")
@@ -113,7 +118,10 @@ ContentBlockParam = Annotated[
     | Annotated[ThinkingBlockParam, member("thinking")]
     | Annotated[RedactedThinkingBlockParam, member("redacted_thinking")]
     | Annotated[ToolAdditionBlockParam, member("tool_addition")]
-    | Annotated[ToolRemovalBlockParam, member("tool_removal")],
+    | Annotated[ToolRemovalBlockParam, member("tool_removal")]
+    | Annotated[ServerToolUseBlockParam, member("server_tool_use")]
+    | Annotated[WebSearchToolResultBlockParam, member("web_search_tool_result")]
+    | Annotated[WebFetchToolResultBlockParam, member("web_fetch_tool_result")],
     CONTENT_BLOCKS.discriminator()]
 
 MessageContentParam = str | list[ContentBlockParam]

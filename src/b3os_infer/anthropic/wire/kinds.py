@@ -33,9 +33,12 @@ CONTENT_BLOCKS = kinds(
     ("document", "refused", "the served models read text only"),
     ("search_result", "refused", "citations are not produced"),
     ("container_upload", "refused", "no code-execution containers"),
-    ("server_tool_use", "refused", _SERVER_TOOL),
-    ("web_search_tool_result", "refused", _SERVER_TOOL),
-    ("web_fetch_tool_result", "refused", _SERVER_TOOL),
+    ("server_tool_use", "supported", "assistant turns: a web search or fetch this server "
+     "ran; rendered back as the call, followed by its result"),
+    ("web_search_tool_result", "supported", "assistant turns, after its `server_tool_use`: "
+     "rendered back as the model read it"),
+    ("web_fetch_tool_result", "supported", "assistant turns, after its `server_tool_use`: "
+     "the page's text rendered back"),
     ("code_execution_tool_result", "refused", _SERVER_TOOL),
     ("bash_code_execution_tool_result", "refused", _SERVER_TOOL),
     ("text_editor_code_execution_tool_result", "refused", _SERVER_TOOL),
@@ -53,8 +56,11 @@ TOOL_TYPES = kinds(
     ("text_editor_*", "refused", _DEFINED_TOOL),
     ("memory_*", "refused", _DEFINED_TOOL),
     ("computer_*", "refused", _DEFINED_TOOL),
-    ("web_search_*", "refused", "server-side tool"),
-    ("web_fetch_*", "refused", "server-side tool"),
+    ("web_search_*", "supported", "run on this server through the operator's search "
+     "backend (docs/server-tools.md); without one, each search's result is an "
+     "`unavailable` error the model reads"),
+    ("web_fetch_*", "supported", "run on this server when the operator enabled it: public "
+     "http(s) addresses only (docs/server-tools.md)"),
     ("code_execution_*", "refused", "server-side tool"),
     ("tool_search_tool_*", "refused", "server-side tool"),
     ("mcp_toolset", "refused", "server-side MCP connection"),

@@ -47,7 +47,77 @@ class ToolUseBlock(ResponseModel):
     caller: DirectCaller = DIRECT
 
 
-ContentBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]
+class ServerToolUseBlock(ResponseModel):
+    type: Literal["server_tool_use"] = "server_tool_use"
+    id: str
+    name: Literal["web_search", "web_fetch"]
+    input: dict[str, JsonValue]
+    caller: DirectCaller = DIRECT
+
+
+SearchErrorCode = Literal["invalid_tool_input", "unavailable", "max_uses_exceeded",
+                          "too_many_requests", "query_too_long", "request_too_large"]
+FetchErrorCode = Literal["invalid_tool_input", "url_too_long", "url_not_allowed",
+                         "url_not_in_prior_context", "url_not_accessible",
+                         "unsupported_content_type", "too_many_requests", "max_uses_exceeded",
+                         "unavailable", "content_too_large"]
+
+
+class WebSearchResultBlock(ResponseModel):
+    type: Literal["web_search_result"] = "web_search_result"
+    url: str
+    title: str
+    encrypted_content: str
+    page_age: str | None = None
+
+
+class WebSearchToolResultError(ResponseModel):
+    type: Literal["web_search_tool_result_error"] = "web_search_tool_result_error"
+    error_code: SearchErrorCode
+
+
+class WebSearchToolResultBlock(ResponseModel):
+    type: Literal["web_search_tool_result"] = "web_search_tool_result"
+    tool_use_id: str
+    content: list[WebSearchResultBlock] | WebSearchToolResultError
+    caller: DirectCaller = DIRECT
+
+
+class PlainTextSource(ResponseModel):
+    type: Literal["text"] = "text"
+    media_type: Literal["text/plain"] = "text/plain"
+    data: str
+
+
+class DocumentBlock(ResponseModel):
+    type: Literal["document"] = "document"
+    source: PlainTextSource
+    title: str | None = None
+    citations: None = None
+
+
+class WebFetchBlock(ResponseModel):
+    type: Literal["web_fetch_result"] = "web_fetch_result"
+    url: str
+    content: DocumentBlock
+    retrieved_at: str | None = None
+
+
+class WebFetchToolResultErrorBlock(ResponseModel):
+    type: Literal["web_fetch_tool_result_error"] = "web_fetch_tool_result_error"
+    error_code: FetchErrorCode
+
+
+class WebFetchToolResultBlock(ResponseModel):
+    type: Literal["web_fetch_tool_result"] = "web_fetch_tool_result"
+    tool_use_id: str
+    content: WebFetchBlock | WebFetchToolResultErrorBlock
+    caller: DirectCaller = DIRECT
+
+
+ContentBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock | ServerToolUseBlock
+                         | WebSearchToolResultBlock | WebFetchToolResultBlock,
+                         Field(discriminator="type")]
 
 
 class CacheCreation(ResponseModel):
@@ -64,6 +134,11 @@ class OutputTokensDetails(ResponseModel):
     thinking_tokens: int
 
 
+class ServerToolUsage(ResponseModel):
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
+
+
 class Usage(ResponseModel):
     input_tokens: int
     output_tokens: int
@@ -71,6 +146,8 @@ class Usage(ResponseModel):
     cache_read_input_tokens: int = 0
     cache_creation: CacheCreation = NO_CACHE_CREATION
     output_tokens_details: OutputTokensDetails | None = None
+    # only where the reply ran server tools
+    server_tool_use: ServerToolUsage | None = None
     service_tier: Literal["standard", "priority", "batch"] = "standard"
 
 
@@ -200,6 +277,7 @@ class MessageDeltaUsage(ResponseModel):
     cache_read_input_tokens: int = 0
     output_tokens: int
     output_tokens_details: OutputTokensDetails | None = None
+    server_tool_use: ServerToolUsage | None = None
 
 
 class RawMessageDeltaEvent(ResponseModel):
@@ -310,6 +388,12 @@ class ModelCapabilities(ResponseModel):
     thinking: ThinkingCapability
 
 
+class ModelResidency(ResponseModel):
+    """Ours (``b3os``): whether the model's weights are in memory now (docs/models.md)."""
+
+    state: Literal["loaded", "loading", "unloaded"]
+
+
 class ModelInfo(ResponseModel):
     type: Literal["model"] = "model"
     id: str
@@ -319,6 +403,7 @@ class ModelInfo(ResponseModel):
     max_input_tokens: int
     max_tokens: int
     capabilities: ModelCapabilities
+    b3os: ModelResidency
 
 
 class ModelListPage(ResponseModel):

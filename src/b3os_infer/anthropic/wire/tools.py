@@ -8,6 +8,7 @@ from pydantic import Field, JsonValue
 
 from ...wire import Ignored, Supported, WireModel, member
 from .kinds import TOOL_TYPES
+from .server_tools import WebFetchToolParam, WebSearchToolParam
 
 TOOL_NAME = r"^[a-zA-Z0-9_-]{1,128}$"
 
@@ -33,8 +34,16 @@ class ToolParam(WireModel):
     allowed_callers: Annotated[JsonValue, Ignored("every call is direct")] = None
 
 
-ToolUnionParam = Annotated[Annotated[ToolParam, member("custom")],
-                           TOOL_TYPES.discriminator(default="custom")]
+ToolUnionParam = Annotated[
+    Annotated[ToolParam, member("custom")]
+    | Annotated[WebSearchToolParam, member("web_search_20250305")]
+    | Annotated[WebSearchToolParam, member("web_search_20260209")]
+    | Annotated[WebSearchToolParam, member("web_search_20260318")]
+    | Annotated[WebFetchToolParam, member("web_fetch_20250910")]
+    | Annotated[WebFetchToolParam, member("web_fetch_20260209")]
+    | Annotated[WebFetchToolParam, member("web_fetch_20260309")]
+    | Annotated[WebFetchToolParam, member("web_fetch_20260318")],
+    TOOL_TYPES.discriminator(default="custom")]
 
 _PARALLEL = Supported("at most one call (auto) or exactly one (any, tool)")
 

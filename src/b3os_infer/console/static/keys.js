@@ -7,6 +7,7 @@ const SCOPES = [
   ["infer", "inference routes"],
   ["models:read", "model listings"],
   ["metrics:read", "the Prometheus scrape, GET /metrics"],
+  ["server_tools", "web search and web fetch, run by the node"],
   ["admin", "every route, this console included"],
 ];
 const EXPIRIES = [["", "never"], ["1d", "1 day"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];

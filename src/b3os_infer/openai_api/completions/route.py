@@ -13,11 +13,12 @@ from ... import ids
 from ...core import Usage
 from ...http.accounting import admit
 from ...http.cancellation import EventStream
-from ...http.endpoint import as_infer_error, endpoint, prepend
+from ...http.endpoint import as_infer_error, endpoint, opened
 from ...http.requests import json_body
 from ...node.chat import ChatModel
 from ...node.choices import final_usage, fold_choices, merged, seeded
 from ...node.completion import stream_text
+from ...node.lifecycle import load_state
 from ...observe.context import note_response_id
 from ..decode import invalid
 from ..encode import encode_chunks
@@ -73,8 +74,8 @@ async def completions(request: Request) -> Response:
         results, usage = await fold_choices(events, len(streams))
         return Response(encoder.body(results, usage).to_json(),
                         media_type="application/json")
-    first = await anext(events)
-    body = encode_chunks(prepend(first, events), encoder.chunks, as_infer_error)
+    opening = await opened(events, first_now=load_state(model.engine) == "loaded")
+    body = encode_chunks(opening, encoder.chunks, as_infer_error)
     return EventStream(body)
 
 

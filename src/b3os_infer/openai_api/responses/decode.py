@@ -29,6 +29,7 @@ from ...core import (
     merge_turns,
 )
 from ...errors import InvalidRequest, UnsupportedParameter
+from ...node.server_tools.functions import function_of
 from ...node.signatures import Signer
 from ...wire import decode
 from ..decode import DEFAULT_MAX_TOKENS, invalid, reasoning_for
@@ -45,6 +46,7 @@ from ..wire.response_items import (
     ResponseCustomToolCallOutputParam,
     ResponseCustomToolCallParam,
     ResponseFunctionToolCallParam,
+    ResponseFunctionWebSearchParam,
     ResponseInputItemParam,
     ResponseInputTextParam,
     ResponseOutputTextParam,
@@ -53,7 +55,8 @@ from ..wire.response_items import (
 from ..wire.response_kinds import TABLES
 from ..wire.response_tools import ToolChoiceAllowedParam
 from .sealing import unseal
-from .tools import ToolNames, allowed_tools, tool_choice_of, tools_of
+from .tools import ToolNames, allowed_tools, tool_choice_of, tools_of, web_search_of
+from .web_search_items import replayed_parts
 
 
 @dataclass(frozen=True)
@@ -71,10 +74,17 @@ def decode_params(body: Mapping[str, Any]) -> ResponseCreateParams:
 
 
 def response_request(params: ResponseCreateParams, signer: Signer,
-                     prior: Sequence[ResponseInputItemParam] = ()
+                     prior: Sequence[ResponseInputItemParam] = (), *, search: bool = False
                      ) -> tuple[ChatRequest, ResponseOptions]:
-    """The request in the core's terms; ``prior``: the stored context it continues."""
+    """The request in the core's terms; ``prior``: the stored context it continues;
+    ``search``: a ``web_search`` tool runs here (else it is left out of the prompt)."""
     tools, names = tools_of(params.tools or [])
+    web_search = web_search_of(params.tools or []) if search else None
+    if web_search is not None:
+        if web_search.name in names.by_flat:
+            raise invalid("tools", "a function named 'web_search' cannot be declared beside "
+                          "the web_search tool")
+        tools.append(function_of(web_search))
     if isinstance(params.tool_choice, ToolChoiceAllowedParam):
         tools = allowed_tools(params.tool_choice, tools, names)
     system, messages = _conversation(params, signer, names, prior)
@@ -87,6 +97,8 @@ def response_request(params: ResponseCreateParams, signer: Signer,
                           top_p=1.0 if params.top_p is None else params.top_p),
         tools=tools, tool_choice=tool_choice_of(params.tool_choice, tools, parallel),
         thinking=_thinking(params, max_tokens), response_schema=_schema(params))
+    if web_search is not None and any(t.name == web_search.name for t in tools):
+        chat.server_tools = (web_search,)
     asked = params.reasoning
     options = ResponseOptions(stream=bool(params.stream),
                               encrypted=ENCRYPTED in (params.include or []), names=names,
@@ -161,6 +173,8 @@ def _message(item: ResponseInputItemParam, path: str, signer: Signer,
                        [TextPart(_text(item.content))])
     if isinstance(item, FunctionCallOutput | ResponseCustomToolCallOutputParam):
         return Message("user", [ToolResultPart(item.call_id, _text(item.output))])
+    if isinstance(item, ResponseFunctionWebSearchParam):
+        return Message("assistant", replayed_parts(item))
     return Message("assistant", [_assistant_part(item, path, signer, names)])
 
 

@@ -22,6 +22,7 @@ from ..wire.response_items import (
     ResponseCustomToolCallOutputParam,
     ResponseCustomToolCallParam,
     ResponseFunctionToolCallParam,
+    ResponseFunctionWebSearchParam,
     ResponseInputItemParam,
     ResponseReasoningItemParam,
     ToolOutput,
@@ -43,6 +44,7 @@ from ..wire.response_objects import (
     ResponseReasoningItem,
 )
 from .output import item_id
+from .web_search_items import searched_item
 
 _ITEMS: TypeAdapter[list[ResponseInputItemParam]] = TypeAdapter(list[ResponseInputItemParam])
 
@@ -99,6 +101,8 @@ def _listed(item: ResponseInputItemParam) -> ResponseItem:
     if isinstance(item, ResponseCustomToolCallOutputParam):
         return ResponseCustomToolCallOutputItem(
             id=item.id or item_id("ctco"), call_id=item.call_id, output=_output(item.output))
+    if isinstance(item, ResponseFunctionWebSearchParam):
+        return searched_item(item)
     return _reasoning(item)
 
 

@@ -16,6 +16,8 @@ from ... import ids
 from ...core import (
     ChatEvent,
     Finished,
+    ServerToolCall,
+    ServerToolResult,
     TextDelta,
     ThinkingDelta,
     ThinkingEnd,
@@ -48,6 +50,7 @@ from ..wire.response_objects import (
     ResponseFunctionCallArgumentsDeltaEvent,
     ResponseFunctionCallArgumentsDoneEvent,
     ResponseFunctionToolCall,
+    ResponseFunctionWebSearch,
     ResponseIncompleteEvent,
     ResponseInProgressEvent,
     ResponseOutputItemAddedEvent,
@@ -68,6 +71,7 @@ from ..wire.response_objects import (
 )
 from .sealing import seal
 from .tools import ToolNames
+from .web_search_items import ended, search_item, started
 
 Events = list[ResponseStreamEvent]
 # the codes Codex acts on in `response.failed`; anything else is a server error
@@ -162,7 +166,20 @@ class ResponseBuilder:
             return self._call_end(event)
         if isinstance(event, Finished):
             return self._finish(event)
+        if isinstance(event, ServerToolCall | ServerToolResult):
+            return self._search(event)
         return []
+
+    def _search(self, event: ServerToolCall | ServerToolResult) -> Events:
+        """A search opens its item (in progress, then searching); its result closes it."""
+        if isinstance(event, ServerToolCall):
+            item = search_item(event, item_id("ws"))
+            events = self._add(item)
+            return events + started(item, len(self.response.output) - 1)
+        current = self._open
+        if current is None or not isinstance(current.item, ResponseFunctionWebSearch):
+            return []
+        return ended(current.item, current.index, event.outcome) + self._close("completed")
 
     def _add(self, item: OutputItem) -> Events:
         events = self._close("completed")
@@ -269,6 +286,8 @@ class ResponseBuilder:
             item.content, item.status = [part], status
         elif isinstance(item, ResponseReasoningItem):
             events += self._close_reasoning(item, index, text, status, signature)
+        elif isinstance(item, ResponseFunctionWebSearch):
+            pass    # its status is its search's (web_search_items.ended)
         elif isinstance(item, ResponseFunctionToolCall):
             events.append(ResponseFunctionCallArgumentsDoneEvent(
                 item_id=item.id, output_index=index, name=item.name, arguments=text))

@@ -14,11 +14,15 @@ from starlette.responses import Response
 from ...core import ChatEvent, ChatRequest, Usage
 from ...errors import InferError
 from ...http.accounting import admit
+from ...http.allowance import allows_scope
 from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint
 from ...http.requests import json_body
 from ...http.sse import PING_COMMENT, named_frame, with_pings
 from ...node.chat import ChatModel, Prompt
+from ...node.server_tools.access import SCOPE
+from ...node.server_tools.loop import with_server_tools
+from ...node.server_tools.runner import ServerTools
 from ...observe.context import note_response_id
 from ..wire.response_create import ResponseCreateParams
 from ..wire.response_objects import InputTokenCount, ResponseStreamEvent
@@ -96,7 +100,7 @@ async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, Non
 
 
 async def _generation(request: Request, model: ChatModel, chat: ChatRequest,
-                      prompt: Prompt) -> AsyncGenerator[ChatEvent, None]:
+                      prompt: Prompt, tools: ServerTools) -> AsyncGenerator[ChatEvent, None]:
     """The reply's events, admitted under the key's limits. A prompt past the window takes
     nothing from them and fails as the response does (a stream's ``response.failed``, the
     event Codex acts on)."""
@@ -106,12 +110,23 @@ async def _generation(request: Request, model: ChatModel, chat: ChatRequest,
         return _refused(too_long)
     admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
     so_far = Usage()
-    return admission.watch(model.stream(chat, prompt, so_far), so_far=lambda: so_far)
+    return admission.watch(with_server_tools(model, tools, chat, prompt, so_far),
+                           so_far=lambda: so_far)
 
 
 async def _refused(error: InferError) -> AsyncGenerator[ChatEvent, None]:
     raise error
     yield  # pragma: no cover - makes this a generator
+
+
+def _searches(request: Request) -> ServerTools | None:
+    """The node's server tools where a ``web_search`` tool runs for this request: a search
+    backend is configured and the key has the scope. Elsewhere the tool is left out of the
+    prompt, as Codex, which declares it in every request, expects of a server without it."""
+    service: ServerTools | None = getattr(request.app.state, "server_tools", None)
+    if service is None or service.search is None or not allows_scope(request.scope, SCOPE):
+        return None
+    return service
 
 
 @endpoint
@@ -120,7 +135,8 @@ async def count_input_tokens(request: Request) -> Response:
     params = decode_params(await json_body(request))
     model: ChatModel = request.app.state.registry.get(params.model)
     context = await keeping(request, params.previous_response_id, False, params.input)
-    chat, _ = response_request(params, model.signer, context.prior)
+    chat, _ = response_request(params, model.signer, context.prior,
+                               search=_searches(request) is not None)
     count = InputTokenCount(input_tokens=model.count_tokens(chat))
     return Response(count.to_json(), media_type="application/json")
 
@@ -131,10 +147,12 @@ async def create_response(request: Request) -> Response:
     model: ChatModel = request.app.state.registry.get(params.model)
     kept = await keeping(request, params.previous_response_id, params.store is not False,
                          params.input)
-    chat, options = response_request(params, model.signer, kept.prior)
+    tools = _searches(request)
+    chat, options = response_request(params, model.signer, kept.prior,
+                                     search=tools is not None)
     chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
     prompt = model.prompt(chat)
-    events = await _generation(request, model, chat, prompt)
+    events = await _generation(request, model, chat, prompt, tools or ServerTools())
     builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
                               encrypted=options.encrypted, summaries=options.summaries)
     note_response_id(builder.response.id)

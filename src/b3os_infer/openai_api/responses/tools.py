@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core import JsonObject, Tool, ToolChoice
+from ...core import JsonObject, Location, ServerTool, Tool, ToolChoice
 from ...errors import UnsupportedParameter
 from ..decode import invalid
 from ..wire.response_tools import (
@@ -16,6 +16,8 @@ from ..wire.response_tools import (
     ToolChoiceAllowedParam,
     ToolChoiceParam,
     ToolParam,
+    WebSearchLocation,
+    WebSearchToolParam,
 )
 
 NO_ARGUMENTS: JsonObject = {"type": "object", "properties": {}}
@@ -81,14 +83,33 @@ def tools_of(items: list[ToolParam]) -> tuple[list[Tool], ToolNames]:
 _WEB_SEARCH = "web_search"
 
 
+def web_search_of(items: list[ToolParam]) -> ServerTool | None:
+    """The request's web search, as the server tool that runs it (the last one declared)."""
+    found = [item for item in items if isinstance(item, WebSearchToolParam)]
+    if not found:
+        return None
+    item = found[-1]
+    allowed = tuple(item.filters.allowed_domains or ()) if item.filters else ()
+    return ServerTool("web_search", _WEB_SEARCH, allowed_domains=allowed,
+                      location=_location(item.user_location))
+
+
+def _location(given: WebSearchLocation | None) -> Location | None:
+    if given is None:
+        return None
+    return Location(given.city, given.region, given.country, given.timezone)
+
+
 def allowed_tools(choice: ToolChoiceAllowedParam, tools: list[Tool],
                   names: ToolNames) -> list[Tool]:
-    """The tools an ``allowed_tools`` choice lists, in the order of ``tools``."""
+    """The tools an ``allowed_tools`` choice lists, in the order of ``tools``; a listed web
+    search keeps the search offered where it is."""
     listed: set[str] = set()
     for i, entry in enumerate(choice.tools):
         kind, path = entry.get("type"), f"tool_choice.tools[{i}]"
         if isinstance(kind, str) and kind.startswith(_WEB_SEARCH):
-            continue    # accepted and left out, as the tool itself is
+            listed.add(_WEB_SEARCH)
+            continue
         if kind not in ("function", "custom"):
             raise UnsupportedParameter(f"{path}.type: only function and custom tools can "
                                        "be allowed here", param=f"{path}.type")

@@ -124,15 +124,28 @@ class ResponseReasoningItemParam(ReplayedItem):
     status: Annotated[str | None, Ignored(REPLAYED)] = None
 
 
+class ResponseFunctionWebSearchParam(ReplayedItem):
+    """A web search this server ran in an earlier turn, replayed."""
+
+    type: Annotated[Literal["web_search_call"], Supported("`web_search_call`")]
+    id: Annotated[str, Supported("the search")]
+    action: Annotated[dict[str, JsonValue], Supported(
+        "its `query` and the `sources` it found are rendered back to the model (their "
+        "snippets are not kept in the item)")]
+    status: Annotated[str | None, Supported("`failed`: rendered back as a failed search")
+                      ] = None
+
+
 ResponseInputItemParam = Annotated[
     Annotated[EasyInputMessageParam, member("message")]
     | Annotated[ResponseFunctionToolCallParam, member("function_call")]
     | Annotated[FunctionCallOutput, member("function_call_output")]
     | Annotated[ResponseCustomToolCallParam, member("custom_tool_call")]
     | Annotated[ResponseCustomToolCallOutputParam, member("custom_tool_call_output")]
-    | Annotated[ResponseReasoningItemParam, member("reasoning")],
+    | Annotated[ResponseReasoningItemParam, member("reasoning")]
+    | Annotated[ResponseFunctionWebSearchParam, member("web_search_call")],
     INPUT_ITEMS.discriminator(default="message")]
 
 ITEM_MODELS = (EasyInputMessageParam, ResponseFunctionToolCallParam, FunctionCallOutput,
                ResponseCustomToolCallParam, ResponseCustomToolCallOutputParam,
-               ResponseReasoningItemParam)
+               ResponseReasoningItemParam, ResponseFunctionWebSearchParam)

@@ -21,7 +21,8 @@ INPUT_ITEMS = kinds(
     ("reasoning", "supported", "earlier reasoning: `encrypted_content` (verified) or its "
      "text"),
     ("item_reference", "refused", NOT_STORED),
-    ("web_search_call", "refused", HOSTED),
+    ("web_search_call", "supported", "a search this server ran: rendered back as the "
+     "call and the addresses it found"),
     ("file_search_call", "refused", HOSTED),
     ("computer_call", "refused", HOSTED),
     ("computer_call_output", "refused", HOSTED),
@@ -51,8 +52,10 @@ RESPONSE_TOOLS = kinds(
      "its `format` grammar is not enforced"),
     ("namespace", "supported", "its tools are offered as `<namespace>.<name>`; calls come "
      "back with `namespace` set"),
-    ("web_search*", "ignored", "Codex sends it by default: accepted and left out of the "
-     "prompt (no web search here)"),
+    ("web_search*", "supported", "run on this server through the operator's search "
+     "backend (docs/server-tools.md); where none is configured, or "
+     "the key lacks the `server_tools` scope, accepted and left out of the prompt (Codex "
+     "sends it by default)"),
     ("file_search", "refused", HOSTED),
     ("code_interpreter", "refused", HOSTED),
     ("computer_use_preview", "refused", HOSTED),

@@ -12,6 +12,7 @@ from .response_objects import (
     ItemStatus,
     ResponseCustomToolCall,
     ResponseFunctionToolCall,
+    ResponseFunctionWebSearch,
     ResponseObject,
     ResponseOutputMessage,
     ResponseReasoningItem,
@@ -53,7 +54,8 @@ class ResponseCustomToolCallOutputItem(ResponseObject):
 
 ResponseItem = (ResponseInputMessageItem | ResponseOutputMessage | ResponseFunctionToolCall
                 | ResponseFunctionToolCallOutputItem | ResponseCustomToolCallItem
-                | ResponseCustomToolCallOutputItem | ResponseReasoningItem)
+                | ResponseCustomToolCallOutputItem | ResponseReasoningItem
+                | ResponseFunctionWebSearch)
 
 
 class ResponseItemList(ResponseObject):

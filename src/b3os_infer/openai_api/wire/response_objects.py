@@ -75,8 +75,29 @@ class ResponseCustomToolCall(ResponseObject):
     namespace: str | None = None
 
 
+class WebSearchSource(ResponseObject):
+    type: Literal["url"] = "url"
+    url: str
+
+
+class WebSearchAction(ResponseObject):
+    type: Literal["search"] = "search"
+    query: str
+    queries: list[str] | None = None
+    sources: list[WebSearchSource] | None = None
+
+
+class ResponseFunctionWebSearch(ResponseObject):
+    """A web search this server ran in the model's turn (``web_search`` tool)."""
+
+    type: Literal["web_search_call"] = "web_search_call"
+    id: str
+    action: WebSearchAction
+    status: Literal["in_progress", "searching", "completed", "failed", "incomplete"]
+
+
 OutputItem = (ResponseOutputMessage | ResponseReasoningItem | ResponseFunctionToolCall
-              | ResponseCustomToolCall)
+              | ResponseCustomToolCall | ResponseFunctionWebSearch)
 
 
 # ---- the response --------------------------------------------------------------------
@@ -268,6 +289,21 @@ class ResponseReasoningSummaryTextDoneEvent(ItemEvent):
     text: str
 
 
+class ResponseWebSearchCallInProgressEvent(ItemEvent):
+    type: Literal["response.web_search_call.in_progress"] = \
+        "response.web_search_call.in_progress"
+
+
+class ResponseWebSearchCallSearchingEvent(ItemEvent):
+    type: Literal["response.web_search_call.searching"] = \
+        "response.web_search_call.searching"
+
+
+class ResponseWebSearchCallCompletedEvent(ItemEvent):
+    type: Literal["response.web_search_call.completed"] = \
+        "response.web_search_call.completed"
+
+
 class ResponseFunctionCallArgumentsDeltaEvent(ItemEvent):
     type: Literal["response.function_call_arguments.delta"] = \
         "response.function_call_arguments.delta"
@@ -302,4 +338,6 @@ ResponseStreamEvent = (
     | ResponseReasoningSummaryPartAddedEvent | ResponseReasoningSummaryPartDoneEvent
     | ResponseReasoningSummaryTextDeltaEvent | ResponseReasoningSummaryTextDoneEvent
     | ResponseFunctionCallArgumentsDeltaEvent | ResponseFunctionCallArgumentsDoneEvent
-    | ResponseCustomToolCallInputDeltaEvent | ResponseCustomToolCallInputDoneEvent)
+    | ResponseCustomToolCallInputDeltaEvent | ResponseCustomToolCallInputDoneEvent
+    | ResponseWebSearchCallInProgressEvent | ResponseWebSearchCallSearchingEvent
+    | ResponseWebSearchCallCompletedEvent)

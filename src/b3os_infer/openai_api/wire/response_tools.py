@@ -66,12 +66,38 @@ class NamespaceToolParam(WireModel):
     tools: Annotated[list[NamespaceMember], Supported("function and custom tools")]
 
 
+class WebSearchFilters(WireModel):
+    model_config = ConfigDict(extra="ignore")
+
+    allowed_domains: Annotated[list[str] | None, Supported(
+        "results only from these domains and their subdomains")] = None
+
+
+class WebSearchLocation(WireModel):
+    model_config = ConfigDict(extra="ignore")
+
+    type: Annotated[Literal["approximate"] | None, Supported("`approximate`")] = None
+    city: Annotated[str | None, Supported("given to the backend")] = None
+    region: Annotated[str | None, Supported("given to the backend")] = None
+    country: Annotated[str | None, Supported("given to the backend")] = None
+    timezone: Annotated[str | None, Supported("given to the backend")] = None
+
+
 class WebSearchToolParam(WireModel):
-    """Accepted and left out of the prompt: Codex declares it by default."""
+    """Run on this server through the operator's search backend; left out of the prompt
+    where there is none (Codex declares it by default). Fields of its own that Codex adds
+    are accepted and ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
-    type: Annotated[str, Ignored("no web search here")]
+    type: Annotated[str, Supported("`web_search` and its dated and preview forms")]
+    filters: Annotated[WebSearchFilters | None, Supported("`allowed_domains`")] = None
+    user_location: Annotated[WebSearchLocation | None, Supported(
+        "given to the backend; SearXNG has no use for it")] = None
+    search_context_size: Annotated[JsonValue, Ignored(
+        "every result's snippet is given to the model")] = None
+    external_web_access: Annotated[JsonValue, Ignored(
+        "the backend decides where its results come from")] = None
 
 
 ToolParam = Annotated[
@@ -101,7 +127,7 @@ class ToolChoiceAllowedParam(WireModel):
         "auto: the model may call one of the listed tools; required: it must")]
     tools: Annotated[list[dict[str, JsonValue]], Supported(
         "the tools offered, by `type` and `name` (and `namespace`): function and custom "
-        "tools of `tools`; web search entries are left out, as the tool is")]
+        "tools of `tools`; a web search entry keeps the search offered where it runs")]
 
 
 ToolChoiceParam = Annotated[
