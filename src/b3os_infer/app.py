@@ -37,6 +37,7 @@ from .edge.node_guard import NodeGuard
 from .edge.nodes import NodePool
 from .edge.scrape import ScrapeAccess, metrics_route
 from .edge.shutdown_gate import ShutdownGate
+from .edge.standard_api import StandardApi
 from .edge.state import EdgeState
 from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
@@ -50,7 +51,10 @@ from .node.server_tools.runner import ServerTools
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
 from .observe.metrics import Metrics, Watched
 from .observe.tracing import Tracing
+from .observe.vllm_names import vllm_gauges
 from .openai_api.routes import routes as openai_routes
+from .openai_api.tokenize import PATH as TOKENIZE_PATH
+from .openai_api.tokenize import tokenize
 
 
 async def healthz(request: Request) -> Response:
@@ -105,18 +109,21 @@ def _observed(app: ASGIApp, metrics: Metrics, tracing: Tracing | None, role: str
     return ObserveMiddleware(app, observers)
 
 
-def _watch_models(metrics: Metrics, registry: ModelRegistry) -> None:
+def _watch_models(metrics: Metrics, registry: ModelRegistry, vllm_names: bool = False) -> None:
     def engines() -> list[tuple[str, Watched]]:
         return [*((m.card.id, m.engine) for m in registry.all()),
                 *((m.card.id, m.engine) for m in registry.embeddings())]
 
     metrics.serve_models(lambda: [model for model, _ in engines()])
     metrics.watch_engines(engines)
+    if vllm_names:
+        metrics.watch_gauges("vllm", lambda: vllm_gauges(engines()))
 
 
 def _node_app(registry: ModelRegistry, edge: EdgeState | None,
               scrape: Route | None = None, batches: BatchService | None = None,
-              server_tools: ServerTools | None = None) -> Starlette:
+              server_tools: ServerTools | None = None,
+              extra: tuple[Route, ...] = ()) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await registry.start()
@@ -138,6 +145,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
     if batches is not None:
         routes += batches.routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
+    routes.extend(extra)
     if scrape is not None:
         routes.append(scrape)
     app = Starlette(routes=routes, lifespan=lifespan,
@@ -182,14 +190,19 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
 def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | None = None,
                     shutdown: Shutdown | None = None, *,
                     tracing: Tracing | None = None,
-                    server_tools: ServerTools | None = None) -> ASGIApp:
+                    server_tools: ServerTools | None = None,
+                    standard_api: bool = False) -> ASGIApp:
+    """``standard_api``: the standard paths and vLLM's metric names as well, for a
+    standard router in front (``edge/standard_api.py``)."""
     metrics = metrics or Metrics()
-    _watch_models(metrics, registry)
+    _watch_models(metrics, registry, vllm_names=standard_api)
     scrape = metrics_route(metrics, ScrapeAccess(None, metrics.config.token, secret))
-    app = _observed(_node_app(registry, None, scrape, server_tools=server_tools), metrics,
-                    tracing, "node")
+    extra = (Route(BASE + TOKENIZE_PATH, tokenize, methods=["POST"]),) if standard_api else ()
+    app = _observed(_node_app(registry, None, scrape, server_tools=server_tools, extra=extra),
+                    metrics, tracing, "node")
     gated = ShutdownGate(app, shutdown or Shutdown())
-    return NodeGuard(RequestContextMiddleware(gated), secret)
+    guarded = NodeGuard(RequestContextMiddleware(gated), secret)
+    return StandardApi(guarded, secret) if standard_api else guarded
 
 
 def create_edge_app(edge: EdgeState, pool: NodePool, secret: str,

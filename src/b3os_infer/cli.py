@@ -191,7 +191,8 @@ def _node(args: argparse.Namespace) -> int:
     return _run(config, host, port, secret.encode(),
                 lambda registry, shutdown: create_node_app(
                     registry, secret, Metrics(config.metrics), shutdown,
-                    server_tools=server_tools(config)))
+                    server_tools=server_tools(config),
+                    standard_api=config.node.standard_api))
 
 
 def _edge(args: argparse.Namespace) -> int:

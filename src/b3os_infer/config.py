@@ -132,6 +132,15 @@ class EdgeConfig:
     balance_rel_threshold: float = 1.5
 
 
+@dataclass
+class NodeConfig:
+    """``[node]``: what a fleet node offers besides its edges' routes."""
+
+    # the standard paths (/v1/chat/completions, ...), /health, /tokenize and vLLM's metric
+    # names, for a standard router in front (vllm-router, SGLang's gateway, llm-d)
+    standard_api: bool = False
+
+
 BATCH_DAY_SECONDS = 24 * 3600
 
 
@@ -221,6 +230,7 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     concurrency: QueueConfig = field(default_factory=QueueConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    node: NodeConfig = field(default_factory=NodeConfig)
     batches: BatchSettings = field(default_factory=BatchSettings)
     loading: LoadingConfig = field(default_factory=LoadingConfig)
     web_search: WebSearchConfig = field(default_factory=WebSearchConfig)
@@ -244,7 +254,7 @@ class Config:
 
 _SECTIONS = {"server": ServerConfig, "engine": EngineConfig, "model": ModelConfig,
              "edge": EdgeConfig, "metrics": MetricsConfig, "batches": BatchSettings,
-             "loading": LoadingConfig,
+             "loading": LoadingConfig, "node": NodeConfig,
              "web_search": WebSearchConfig, "web_fetch": WebFetchConfig,
              "server_tools": ServerToolsConfig}
 # Per-model tables: [limits.default], [limits."model id"]; each key with its minimum.

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from .anthropic.errors import error_frame as anthropic_error_frame
 from .anthropic.errors import error_response as anthropic_error
 from .errors import InferError
-from .http.formats import api_for_path
+from .http.formats import BASE, api_for_path
 from .observe.context import note_error
+from .openai_api.errors import error_frame as openai_error_frame
 from .openai_api.errors import error_response as openai_error
+from .openai_api.errors import responses_error_frame
 
 
 def error_response(path: str, error: InferError, request_id: str | None) -> Response:
@@ -20,3 +23,16 @@ def error_response(path: str, error: InferError, request_id: str | None) -> Resp
     if api_for_path(path) == "anthropic":
         return anthropic_error(error, request_id)
     return openai_error(error)
+
+
+def error_event(path: str, error: InferError, request_id: str | None,
+                events_sent: int) -> bytes:
+    """An error after a stream's 200, as the stream of that path ends with one: Anthropic's
+    ``error`` event, the Responses ``error`` event (numbered after the ``events_sent``
+    before it), or Chat Completions' ``data:`` object with ``error``."""
+    note_error(error.code)
+    if api_for_path(path) == "anthropic":
+        return anthropic_error_frame(error, request_id)
+    if path.startswith(BASE + "/responses"):
+        return responses_error_frame(error, events_sent)
+    return openai_error_frame(error)

@@ -12,6 +12,7 @@ from b3os_infer.core import Usage
 from b3os_infer.edge.accounting import EdgeAccounting
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyRecord, KeyStore
+from b3os_infer.edge.middleware import EdgeRequest
 from b3os_infer.edge.queue import QueueConfig, Queues
 from b3os_infer.edge.state import EdgeState
 from b3os_infer.errors import ClientDisconnected
@@ -58,3 +59,27 @@ def test_a_reset_admission_can_be_admitted_again_and_settles_once(edge):
         return edge.queues.load()
 
     assert asyncio.run(run()) == {MODEL: {"running": 0, "waiting": 0}}
+
+
+def test_a_request_cancelled_while_its_end_waits_for_the_settle_still_writes_its_row(edge):
+    """A client that closes as soon as it has the whole body cancels the request while the
+    edge waits for the node's settle; the settle and the ledger row happen all the same."""
+    scope = {"type": "http", "method": "POST", "path": "/v1/infer/v1/messages",
+             "state": {"request_id": "req_cancelled"}}
+
+    async def run() -> None:
+        request = EdgeRequest(edge, scope, KEY)
+        request.status = 200
+        await request.accounting.admit(MODEL, 10, 10)
+        ending = asyncio.create_task(request._end())   # waits for the node's settle
+        await asyncio.sleep(0.01)
+        ending.cancel()                                 # the client went away
+        with pytest.raises(asyncio.CancelledError):
+            await ending
+        await request.accounting.settle(MODEL, Usage(10, 3, 0))   # the node settles
+        await asyncio.gather(*edge.finishing)
+
+    asyncio.run(run())
+    rows = [r for r in edge.ledger.rows() if r.request_id == "req_cancelled"]
+    assert [(r.status, r.input_tokens, r.output_tokens) for r in rows] == [(200, 10, 3)]
+    assert edge.queues.load() == {MODEL: {"running": 0, "waiting": 0}}

@@ -4,6 +4,7 @@ start, in /healthz, and as a 503 naming the reason on each request, never a 500 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import pytest
@@ -12,7 +13,12 @@ from b3os_infer.engine.base import GenerationRequest
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.engine.upstream import UpstreamEngine, UpstreamSettings
-from b3os_infer.engine.upstream_check import Mismatch, listing_mismatch
+from b3os_infer.engine.upstream_check import (
+    PROBE_TEXT,
+    Mismatch,
+    listing_mismatch,
+    tokenizer_mismatch,
+)
 from b3os_infer.errors import EngineUnavailable
 from b3os_infer.node.registry import _state
 
@@ -85,3 +91,51 @@ def test_an_engine_that_comes_to_list_the_name_is_healthy_again():
     asyncio.run(run())
     assert engine.healthy() is True and engine.problem() is None
     assert "problem" not in _state(engine)
+
+
+def test_a_tokenizer_that_agrees_or_only_adds_a_leading_begin_token_is_no_mismatch():
+    assert tokenizer_mismatch([5, 6, 7], [5, 6, 7], URL) is None
+    assert tokenizer_mismatch([1, 5, 6, 7], [5, 6, 7], URL) is None
+
+
+def test_a_tokenizer_that_splits_otherwise_is_a_mismatch_with_both_counts_and_where():
+    found = tokenizer_mismatch([5, 6, 9, 10], [5, 6, 7], URL)
+    assert found is not None and found.code == "upstream_tokenizer_mismatch"
+    assert "into 4 tokens" in found.message and "into 3" in found.message
+    assert "first differing at token 2" in found.message
+
+
+def engine_tokenizing(tokens: object, status: int = 200) -> UpstreamEngine:
+    """A vLLM that lists the model and tokenizes the probe into ``tokens``."""
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/tokenize":
+            body = json.loads(request.content)
+            assert body == {"model": "qwen3", "prompt": PROBE_TEXT, "add_special_tokens": False}
+            return httpx.Response(status, json={"count": 0, "tokens": tokens})
+        return httpx.Response(200, json={"data": [{"id": "qwen3", "max_model_len": 32768}]})
+
+    engine = engine_answering({})
+    engine._client = httpx.AsyncClient(base_url=URL, transport=httpx.MockTransport(answer))
+    return engine
+
+
+def _checked(engine: UpstreamEngine) -> UpstreamEngine:
+    async def run() -> None:
+        await engine._check_listing()
+        assert engine._client is not None
+        await engine._client.aclose()
+
+    asyncio.run(run())
+    return engine
+
+
+def test_an_engine_that_tokenizes_the_probe_otherwise_is_unhealthy_and_says_why():
+    engine = _checked(engine_tokenizing([1, 2, 3]))
+    assert engine.healthy() is False
+    assert "tokenizes a probe text into 3 tokens" in str(_state(engine)["problem"])
+
+
+def test_an_engine_that_tokenizes_the_probe_alike_or_cannot_tokenize_is_healthy():
+    ours = engine_answering({}).tokenize(PROBE_TEXT, add_special=False)
+    assert _checked(engine_tokenizing(ours)).healthy() is True
+    assert _checked(engine_tokenizing(None, status=404)).healthy() is True

@@ -7,6 +7,7 @@ import math
 from starlette.responses import Response
 
 from ..errors import InferError
+from ..http.sse import named_frame
 from .wire.responses import B3osError, ErrorObject, ErrorResponse
 
 _TYPES = {
@@ -30,6 +31,12 @@ def error_body(error: InferError, request_id: str | None) -> ErrorResponse:
     return ErrorResponse(error=ErrorObject(type=error_type(error.status), message=error.message),
                          b3os=B3osError(code=error.code, param=error.param),
                          request_id=request_id)
+
+
+def error_frame(error: InferError, request_id: str | None) -> bytes:
+    """An error after the 200 of a stream: the ``error`` event, which the SDKs raise."""
+    body = error_body(error, request_id)
+    return named_frame("error", body.__pydantic_serializer__.to_json(body))
 
 
 def error_response(error: InferError, request_id: str | None) -> Response:

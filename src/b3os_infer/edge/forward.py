@@ -32,6 +32,7 @@ from .accounting import EdgeAccounting
 from .affinity import routing_key
 from .body import model_named, parsed, read_body
 from .callbacks import Tickets
+from .cut_stream import WholeFrames, cut_event
 from .fleet import (
     ACCOUNTING_HEADER,
     CALLBACK_PREFIX,
@@ -200,21 +201,38 @@ def _response_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
 async def relay(response: httpx.Response, send: Send, pool: NodePool, node: Node,
                 scope: Scope) -> None:
     """Send the node's response on as it arrives (the caller races it against the client's
-    disconnect, which closes the node's response and so cancels the work there)."""
+    disconnect, which closes the node's response and so cancels the work there); a stream
+    goes on in whole frames, and ends with the API's error event if the node breaks off."""
+    frames = WholeFrames() if _is_stream(response) else None
     try:
         await send({"type": "http.response.start", "status": response.status_code,
                     "headers": _response_headers(response)})
         try:
             async for chunk in response.aiter_raw():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                body = frames.feed(chunk) if frames else chunk
+                await send({"type": "http.response.body", "body": body, "more_body": True})
         except httpx.TransportError as exc:   # after the first byte: no other node can
-            log.warning("request %s: node %s broke off its response: %s",
-                        scope["state"]["request_id"], node.url, describe(exc))
-            if isinstance(exc, httpx.TimeoutException):
-                pool.mark_down(node, describe(exc))
+            await _broken_off(exc, send, pool, node, scope, frames)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         await response.aclose()
+
+
+def _is_stream(response: httpx.Response) -> bool:
+    return response.status_code == 200 and \
+        response.headers.get("content-type", "").startswith("text/event-stream")
+
+
+async def _broken_off(exc: httpx.TransportError, send: Send, pool: NodePool, node: Node,
+                      scope: Scope, frames: WholeFrames | None) -> None:
+    rid = scope["state"]["request_id"]
+    log.warning("request %s: node %s broke off its response: %s", rid, node.url,
+                describe(exc))
+    if isinstance(exc, httpx.TimeoutException):
+        pool.mark_down(node, describe(exc))
+    if frames is not None:
+        await send({"type": "http.response.body", "more_body": True,
+                    "body": cut_event(scope["path"], rid, frames)})
 
 
 def listing(pool: NodePool, scope: Scope) -> JSONResponse:

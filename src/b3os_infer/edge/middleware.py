@@ -8,6 +8,7 @@ ledger when it ends.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -108,9 +109,18 @@ class EdgeRequest:
         return sending
 
     async def _end(self) -> None:
+        """Settle and write the row, once. A client that closes its connection as soon as it
+        has the whole body (an SDK client used for one call) cancels the request while the
+        edge still waits for the node's settle: the end goes on all the same, shielded."""
         if self.recorded:
             return
         self.recorded = True
+        ending = asyncio.ensure_future(self._finish())
+        self.edge.finishing.add(ending)
+        ending.add_done_callback(self.edge.finishing.discard)
+        await asyncio.shield(ending)
+
+    async def _finish(self) -> None:
         await self.accounting.finish()
         await self._record()
 

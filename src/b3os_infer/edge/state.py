@@ -3,6 +3,7 @@ the stored responses (in the keys' database)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ..observe.metrics import Metrics
@@ -31,6 +32,9 @@ class EdgeState:
     balance: Balance = field(default_factory=Balance)   # when a session's node is too busy
     gate: KeyGate = field(init=False)
     responses: ResponseTable = field(init=False)
+    # the ends of requests (settling, the ledger row) still being written after their
+    # client left: held here so that no task is dropped half-way (edge/middleware.py)
+    finishing: set[asyncio.Task[None]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # The keys' cache and revision watch, on the ledger's database threads.

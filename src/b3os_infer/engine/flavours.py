@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core import Sampling
 from ..errors import UnsupportedParameter
+from .upstream_check import TokenizeApi
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Flavour:
     health_path: str = "/health"       # answers without waiting for a running generation
     # the engine's start option without which its usage leaves cached tokens out
     cache_report_option: str | None = None
+    tokenize: TokenizeApi | None = None    # where its tokenizer can be probed (none: SGLang)
 
 
 FLAVOURS = {
@@ -34,18 +36,23 @@ FLAVOURS = {
     "vllm": Flavour("vllm", True, "structured_outputs.grammar", -1, "repetition_penalty",
                     (("skip_special_tokens", False), ("return_token_ids", True),
                      ("stream_options", {"include_usage": True})), token_ids_logprobs=True,
-                    cache_report_option="--enable-prompt-tokens-details"),
+                    cache_report_option="--enable-prompt-tokens-details",
+                    tokenize=TokenizeApi("/tokenize", "prompt", (("add_special_tokens", False),),
+                                         with_model=True)),
     "sglang": Flavour("sglang", True, "ebnf", -1, "repetition_penalty",
                       (("skip_special_tokens", False),
                        ("stream_options", {"include_usage": True})),
                       cache_report_option="--enable-cache-report"),
     "llama-server": Flavour("llama-server", True, "grammar", 0, "repeat_penalty",
-                            (("return_tokens", True),)),
+                            (("return_tokens", True),),
+                            tokenize=TokenizeApi("/tokenize", "content",
+                                                 (("add_special", False),))),
     # llama-cpp-python's server takes only text prompts; logprobs=0 lists each chunk's tokens.
     # It has no /health, and its /v1/models takes the model lock, which (with its default
     # interrupt_requests) cancels the completion that is streaming: probe the schema instead
     "llama-cpp-python": Flavour("llama-cpp-python", False, "grammar", 0, "repeat_penalty",
-                                (("logprobs", 0),), health_path="/openapi.json"),
+                                (("logprobs", 0),), health_path="/openapi.json",
+                                tokenize=TokenizeApi("/extras/tokenize", "input")),
 }
 
 

@@ -136,7 +136,8 @@ class UpstreamEngine:
         assert self._client is not None
         settings = self.settings
         found = await check(self._client, settings.url, settings.served_name,
-                            settings.context_window)
+                            settings.context_window, self.flavour.tokenize,
+                            lambda text: self.tokenize(text, add_special=False))
         if found != self._mismatch:
             if found is not None:
                 log.error("%s cannot be served: %s", settings.served_name, found.message)

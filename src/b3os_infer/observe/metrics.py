@@ -143,6 +143,10 @@ class Metrics:
     def watch_engines(self, engines: Callable[[], Iterable[tuple[str, Watched]]]) -> None:
         self._scraped.readers["engines"] = lambda: _engine_gauges(list(engines()))
 
+    def watch_gauges(self, name: str, read: Callable[[], Iterable[Metric]]) -> None:
+        """More gauges read at scrape time (``name`` replaces an earlier reader)."""
+        self._scraped.readers[name] = read
+
     def watch_queues(self, load: Callable[[], Mapping[str, Mapping[str, int]]]) -> None:
         def read() -> Iterable[Metric]:
             queues = load()

@@ -7,6 +7,8 @@ import math
 from starlette.responses import JSONResponse
 
 from ..errors import InferError
+from ..http.sse import data_frame, named_frame
+from .wire.response_objects import ResponseErrorEvent
 
 _TYPES = {
     401: "authentication_error",
@@ -34,3 +36,16 @@ def error_response(error: InferError) -> JSONResponse:
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
     return JSONResponse(error_body(error), status_code=_STATUS.get(error.status, error.status),
                         headers=headers)
+
+
+def error_frame(error: InferError) -> bytes:
+    """An error after the 200 of a Chat Completions or Completions stream: a ``data:``
+    object with ``error``, which the SDKs raise as ``APIError``."""
+    return data_frame(error_body(error))
+
+
+def responses_error_frame(error: InferError, sequence_number: int) -> bytes:
+    """An error after the 200 of a Responses stream: its ``error`` event."""
+    event = ResponseErrorEvent(code=error.code, message=error.message, param=error.param,
+                               sequence_number=sequence_number)
+    return named_frame(event.type, event.to_json())

@@ -196,6 +196,16 @@ class ResponseFailedEvent(StreamEvent):
     response: Response
 
 
+class ResponseErrorEvent(StreamEvent):
+    """A stream that cannot go on and has no response to fail (its server lost the
+    model mid-stream): the SDK's ``ResponseErrorEvent``."""
+
+    type: Literal["error"] = "error"
+    code: str | None
+    message: str
+    param: str | None
+
+
 class ResponseOutputItemAddedEvent(StreamEvent):
     type: Literal["response.output_item.added"] = "response.output_item.added"
     output_index: int
