@@ -268,14 +268,17 @@ def load_state(engine: object) -> LoadState:
 
 def residency_report(engine: object, now: float) -> dict[str, bool | int | str]:
     """What ``/healthz`` says of a model's residency: its state, and when it loads on
-    demand its memory and the seconds of keep-alive left (-1: never unloaded)."""
-    report: dict[str, bool | int | str] = {"state": load_state(engine)}
-    if isinstance(engine, OnDemandEngine):
-        left = engine.keep_alive_left(now)
-        report["memory_bytes"] = engine.loaded_bytes
-        if engine.engine is not None:
-            report["keep_alive_left"] = -1 if left is None else round(left)
-        report["pinned"] = engine.pinned
+    demand its memory, whether it is pinned and, while loaded, the seconds of keep-alive
+    left (-1: never unloaded); read from its ``Resident``."""
+    if not isinstance(engine, OnDemandEngine):
+        return {"state": "loaded"}
+    resident = engine.resident(now)
+    report: dict[str, bool | int | str] = {"state": resident.state,
+                                           "memory_bytes": resident.memory_bytes,
+                                           "pinned": resident.pinned}
+    if resident.state == "loaded":
+        left = resident.keep_alive_left
+        report["keep_alive_left"] = -1 if left is None else left
     return report
 
 

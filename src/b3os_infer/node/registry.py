@@ -79,10 +79,11 @@ class ModelRegistry:
         """Each model's engine: healthy or not, its running and waiting work, and why it
         cannot serve the model as configured when it says so (``problem``)."""
         now = time.monotonic()
-        states = {m.card.id: {**_state(m.engine), **residency_report(m.engine, now)}
-                  for m in self._models.values()}
-        states.update((m.card.id, {**_state(m.engine), **residency_report(m.engine, now)})
-                      for m in self._embeddings.values())
+        engines: list[tuple[str, _Checked]] = [
+            *((m.card.id, m.engine) for m in self._models.values()),
+            *((m.card.id, m.engine) for m in self._embeddings.values())]
+        states = {model_id: {**_state(engine), **residency_report(engine, now)}
+                  for model_id, engine in engines}
         states.update((model_id, {"healthy": False, "active": 0, "waiting": 0,
                                   "problem": f"could not be read: {why}", "state": "unloaded"})
                       for model_id, why in self._unreadable.items())
