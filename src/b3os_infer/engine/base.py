@@ -104,6 +104,10 @@ class GenerationDone:
     prompt_tokens: int
     cached_tokens: int
     generated_tokens: int
+    # speculative decoding: tokens drafted for verification, and how many of them the
+    # model's own sampling confirmed (engines that do not draft report 0)
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
 
 EngineEvent = Admitted | TokenEvent | GenerationDone

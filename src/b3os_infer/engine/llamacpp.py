@@ -43,6 +43,7 @@ from .base import (
 )
 from .devices import Placement, device_name, gpu_backend, gpu_offload, model_params
 from .disk_cache import DiskCache, model_identity
+from .drafting import DraftControl, NgramIndex, SharedPool, draft_for
 from .gguf import (
     display_name,
     model_metadata,
@@ -96,6 +97,11 @@ class LlamaCppSettings:
     disk_min_tokens: int = 2048
     # a saved prefix is loaded when it covers this many prompt tokens more than a slot does
     disk_min_gain: int = 256
+    # draft-free speculative decoding (engine/drafting.py): drafts from the sequence's own
+    # n-grams and from recent replies, verified inside the continuous batch
+    speculative: bool = True
+    # the recent replies' tokens kept for drafts of other requests (0: none shared)
+    draft_pool_tokens: int = 65536
 
 
 @dataclass(eq=False)
@@ -116,6 +122,11 @@ class _Sequence:
     progress: PrefillLog | None = None
     # its lane's window is full: it waits for a slot in a longer lane
     moving: bool = False
+    # speculative decoding: its tokens so far, how much it drafts, the draft in this step
+    history: NgramIndex | None = None
+    drafts: DraftControl = field(default_factory=DraftControl)
+    draft: list[int] = field(default_factory=list)
+    reply: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.request.reasoning is not None:
@@ -217,6 +228,9 @@ class LlamaCppEngine:
         self._stopping = False
         self._outbox = _Outbox()
         self._last_text = ""
+        self._pool = SharedPool(settings.draft_pool_tokens) if settings.speculative else None
+        self.drafted_tokens = 0    # since start, for /metrics
+        self.accepted_tokens = 0
 
     def _plan(self, window: int) -> KvPlan:
         """The lanes the KV budget buys for this model on this machine; logged."""
@@ -534,6 +548,9 @@ class LlamaCppEngine:
         if sequence.sampler is not None:
             sequence.sampler.free()
             sequence.sampler = None
+        if self._pool is not None and sequence.reply:
+            self._pool.add(sequence.reply)
+            sequence.reply = []
 
     def _save(self, lane: Lane, slot: Slot) -> None:
         """Copy the slot's state out (the only part that holds the scheduler) and hand it
@@ -575,15 +592,41 @@ class LlamaCppEngine:
                      len(target.tokens), lane.number, target_lane.number)
 
     def _step(self, lane: Lane, members: list[_Sequence]) -> None:
-        """One decode in a lane: every sequence's next token, then prompt chunks in what
-        is left."""
-        n = 0
+        """One decode in a lane: every sequence's next token (with its draft), then prompt
+        chunks in what is left."""
         outputs: list[tuple[_Sequence, int]] = []
+        n, budget = self._put_decoding(lane, members, outputs)
+        n = self._put_prompts(lane, members, n, budget, outputs)
+        lane.batch.n_tokens = n
+        lane.live_logits = {}
+        status = ll.llama_decode(lane.ctx, lane.batch)
+        if status != 0:
+            raise RuntimeError(f"llama_decode returned {status}")
+        lane.live_logits = {sequence.slot.index: index for sequence, index in outputs
+                            if sequence.slot is not None}
+        for sequence, index in outputs:
+            if sequence.draft:
+                self._verify(sequence, index)
+            else:
+                self._sample(sequence, index)
+
+    def _put_decoding(self, lane: Lane, members: list[_Sequence],
+                      outputs: list[tuple[_Sequence, int]]) -> tuple[int, int]:
+        """Each decoding sequence's one token and its draft into the batch; the drafts
+        come out of the step's token budget. Returns the rows used and the budget left."""
+        n = 0
+        budget = lane.batch_tokens
         for sequence in members:
             if len(sequence.feed) == 1:
+                sequence.draft = self._draft(sequence, budget)
+                budget -= len(sequence.draft)
                 n = self._put(lane, n, sequence, 1)
-                outputs.append((sequence, n - 1))
-        budget = lane.batch_tokens
+                outputs.append((sequence, n - 1 - len(sequence.draft)))
+        return n, budget
+
+    def _put_prompts(self, lane: Lane, members: list[_Sequence], n: int, budget: int,
+                     outputs: list[tuple[_Sequence, int]]) -> int:
+        """Prompt chunks into what is left of the batch; a prompt that ends here samples."""
         for sequence in members:
             if budget <= 0 or len(sequence.feed) <= 1:
                 continue
@@ -597,41 +640,110 @@ class LlamaCppEngine:
                 if sequence.progress is not None:
                     sequence.progress.finish()
                     sequence.progress = None
-        lane.batch.n_tokens = n
-        lane.live_logits = {}
-        status = ll.llama_decode(lane.ctx, lane.batch)
-        if status != 0:
-            raise RuntimeError(f"llama_decode returned {status}")
-        lane.live_logits = {sequence.slot.index: index for sequence, index in outputs
-                            if sequence.slot is not None}
-        for sequence, index in outputs:
-            self._sample(sequence, index)
+        return n
 
     def _put(self, lane: Lane, n: int, sequence: _Sequence, count: int) -> int:
-        """Move ``count`` tokens from the sequence's feed into the lane's batch."""
+        """Move ``count`` tokens from the sequence's feed into the lane's batch (with the
+        last of its feed, its draft: every one of those rows gets logits)."""
+        tokens = sequence.feed[:count]
+        last = count == len(sequence.feed)
+        if last:
+            tokens += sequence.draft
         batch = lane.batch
         slot = sequence.slot
         assert slot is not None
-        for offset in range(count):
-            batch.token[n] = sequence.feed[offset]
+        for offset, token in enumerate(tokens):
+            batch.token[n] = token
             batch.pos[n] = sequence.position + offset
             batch.n_seq_id[n] = 1
             batch.seq_id[n][0] = slot.index
-            batch.logits[n] = offset == count - 1 and count == len(sequence.feed)
+            batch.logits[n] = last and offset >= count - 1
             n += 1
-        slot.tokens.extend(sequence.feed[:count])
+        slot.tokens.extend(tokens)
         del sequence.feed[:count]
-        sequence.position += count
+        sequence.position += len(tokens)
         return n
+
+    # ---- speculative decoding ------------------------------------------------------
+
+    def _draft(self, sequence: _Sequence, budget: int) -> list[int]:
+        """The tokens the sequence drafts this step, within the step's budget, its
+        max_tokens and its lane's window (none while reasoning: a forced close would
+        leave drafted tokens sampled for a text that is not the reply's)."""
+        reasoning = sequence.reasoning
+        if self._pool is None or (reasoning is not None and (reasoning.open or
+                                                             reasoning.waiting)):
+            return []
+        room = min(budget, sequence.request.max_tokens - sequence.generated - 1,
+                   sequence.lane.window - sequence.position - 2)
+        if room <= 0:
+            return []
+        wanted = sequence.drafts.wanted()
+        if wanted <= 0:
+            return []
+        if sequence.history is None:
+            sequence.history = NgramIndex([*sequence.request.prompt, *sequence.reply])
+        return draft_for(sequence.history, self._pool, min(wanted, room))
+
+    def _verify(self, sequence: _Sequence, row: int) -> None:
+        """Sample the rows of a drafted step in order while the sampled token is the
+        drafted one; the first that differs (or the row after the whole draft) gives one
+        more token. Every token taken was sampled from the model's own distribution at
+        its place, so the reply is what decoding one token a step gives. The KV of the
+        drafted tokens not taken is dropped."""
+        draft, sequence.draft = sequence.draft, []
+        if sequence.cancelled:
+            self._release(sequence)
+            return
+        chosen: list[tuple[int, Any]] = []
+        for offset in range(len(draft) + 1):
+            token, logprobs = self._choose(sequence, row + offset)
+            chosen.append((token, logprobs))
+            if offset == len(draft) or token != draft[offset] or \
+                    ll.llama_vocab_is_eog(self._vocab, token):
+                break
+        accepted = len(chosen) - 1
+        sequence.drafts.record(len(draft), accepted)
+        self.drafted_tokens += len(draft)
+        self.accepted_tokens += accepted
+        self._keep(sequence, len(draft) - accepted, row + accepted)
+        for offset, (token, logprobs) in enumerate(chosen):
+            sequence.logprobs = logprobs
+            self._take(sequence, token, in_kv=offset < accepted)
+            if sequence.slot is None:    # it ended
+                return
+
+    def _keep(self, sequence: _Sequence, dropped: int, row: int) -> None:
+        """The last ``dropped`` cells of the sequence's KV go; ``row`` holds the logits
+        that follow what is left."""
+        slot = sequence.slot
+        assert slot is not None
+        lane = sequence.lane
+        if dropped:
+            sequence.position -= dropped
+            ll.llama_memory_seq_rm(lane.memory, slot.index, sequence.position, -1)
+            del slot.tokens[sequence.position:]
+        lane.live_logits[slot.index] = row
+
+    def _choose(self, sequence: _Sequence, index: int) -> tuple[int, Any]:
+        """The token the sequence's sampler picks from a row of logits (and its
+        log-probabilities, when the request asks for them)."""
+        lane = sequence.lane
+        token = sequence.sampler.sample(lane.ctx, index)
+        top_n = sequence.request.top_logprobs
+        return token, None if top_n is None else self._logprobs(lane, index, token, top_n)
 
     def _sample(self, sequence: _Sequence, index: int) -> None:
         if sequence.cancelled:
             self._release(sequence)
             return
+        token, sequence.logprobs = self._choose(sequence, index)
+        self._take(sequence, token)
+
+    def _take(self, sequence: _Sequence, token: int, *, in_kv: bool = False) -> None:
+        """The sampled token joins the reply; the sequence ends or goes on. ``in_kv``: a
+        drafted token the step computed, so it is not fed again."""
         lane = sequence.lane
-        token = sequence.sampler.sample(lane.ctx, index)
-        if sequence.request.top_logprobs is not None:
-            sequence.logprobs = self._logprobs(lane, index, token, sequence.request.top_logprobs)
         end_of_turn = bool(ll.llama_vocab_is_eog(self._vocab, token))
         reasoning = sequence.reasoning
         if reasoning is not None and reasoning.open:
@@ -645,7 +757,7 @@ class LlamaCppEngine:
             self._finish(sequence, "eog")
             return
         else:
-            self._emit_token(sequence, token)
+            self._emit_token(sequence, token, fed=not in_kv)
         if sequence.generated >= sequence.request.max_tokens:
             self._finish(sequence, "length")
         elif sequence.position + len(sequence.feed) >= lane.window:
@@ -668,14 +780,18 @@ class LlamaCppEngine:
             top = tuple((int(t), float(logits[t] - log_total)) for t in best)
         return float(logits[token] - log_total), top
 
-    def _emit_token(self, sequence: _Sequence, token: int) -> None:
+    def _emit_token(self, sequence: _Sequence, token: int, *, fed: bool = True) -> None:
         sequence.generated += 1
         self._last_text = sequence.decoder.decode(self.token_bytes(token))
         logprob, top = sequence.logprobs if sequence.logprobs else (None, ())
         sequence.logprobs = None  # a forced token after this one was not sampled: none
         self._outbox.put(sequence, TokenEvent(token=token, text=self._last_text,
                                               logprob=logprob, top=top))
-        sequence.feed.append(token)
+        if fed:
+            sequence.feed.append(token)
+        sequence.reply.append(token)
+        if sequence.history is not None:
+            sequence.history.extend((token,))
 
     def _force(self, sequence: _Sequence, tokens: list[int]) -> None:
         """Feed tokens the model did not choose, as if it had (they are output too)."""
@@ -693,5 +809,7 @@ class LlamaCppEngine:
             prompt_tokens=len(sequence.request.prompt),
             cached_tokens=sequence.cached,
             generated_tokens=sequence.generated,
+            drafted_tokens=sequence.drafts.drafted,
+            accepted_tokens=sequence.drafts.accepted,
         ))
         self._release(sequence)

@@ -41,6 +41,9 @@ class Generation:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     generated_tokens: int = 0
+    # speculative decoding: tokens drafted and, of those, the ones the model agreed with
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
     finish: str | None = None    # the engine's: "eog" or "length"; None if cut off
 
     def see(self, event: EngineEvent, now: int) -> None:
@@ -56,6 +59,8 @@ class Generation:
             self.finish = event.reason
             self.prompt_tokens, self.cached_tokens = event.prompt_tokens, event.cached_tokens
             self.generated_tokens = event.generated_tokens
+            self.drafted_tokens, self.accepted_tokens = (event.drafted_tokens,
+                                                         event.accepted_tokens)
 
 
 class GenerationSink(Protocol):

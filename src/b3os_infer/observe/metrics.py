@@ -95,6 +95,12 @@ class Metrics:
             "b3os_prompt_tokens_cached", "Prompt tokens read from the prefix cache", model)
         self.generation_tokens = self._counter(
             "b3os_generation_tokens", "Tokens generated", model)
+        self.drafted_tokens = self._counter(
+            "b3os_speculative_drafted_tokens", "Tokens drafted by speculative decoding "
+            "(engine/drafting.py) and checked by the model", model)
+        self.accepted_tokens = self._counter(
+            "b3os_speculative_accepted_tokens", "Drafted tokens the model agreed with: "
+            "tokens that cost no decode step of their own", model)
         self.cache_queries = self._counter(
             "b3os_prefix_cache_queries", "Prompt tokens looked up in the prefix cache",
             ["model"])
@@ -196,6 +202,8 @@ class Metrics:
         self.prompt_tokens.labels(*labels).inc(generation.prompt_tokens)
         self.cached_tokens.labels(*labels).inc(generation.cached_tokens)
         self.generation_tokens.labels(*labels).inc(generation.generated_tokens)
+        self.drafted_tokens.labels(*labels).inc(generation.drafted_tokens)
+        self.accepted_tokens.labels(*labels).inc(generation.accepted_tokens)
         if generation.admitted is not None:
             self.cache_queries.labels(model).inc(generation.prompt_tokens)
             self.cache_hits.labels(model).inc(generation.cached_tokens)
