@@ -162,6 +162,8 @@ def _llama_settings(path: Path, window: int | None, engine: EngineConfig,
         disk_cache=cache_dir,
         disk_budget_bytes=engine.prefix_cache_mib << 20,
         disk_min_tokens=engine.prefix_cache_min_tokens,
+        speculative=engine.speculative,
+        draft_pool_tokens=engine.draft_pool_tokens,
     )
 
 

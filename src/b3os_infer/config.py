@@ -59,6 +59,10 @@ class EngineConfig:
     # long prefixes saved under <home>/prefix-cache and reloaded after a restart; 0: off
     prefix_cache_mib: int = 4096
     prefix_cache_min_tokens: int = 2048
+    # draft-free speculative decoding (docs/engine.md): drafts from the prompt and the
+    # reply's own n-grams and from recent replies (a pool of this many tokens; 0: none)
+    speculative: bool = True
+    draft_pool_tokens: int = 65536
 
 
 @dataclass
@@ -293,13 +297,16 @@ def load_config(path: Path | None) -> Config:
 
 # the smallest value of each [engine] number; the optional ones may also be left out
 _ENGINE_MINIMUMS = {"threads": 1, "parallel": 1, "batch_tokens": 32, "long_slots": 0,
-                    "prefix_cache_mib": 0, "prefix_cache_min_tokens": 1}
+                    "prefix_cache_mib": 0, "prefix_cache_min_tokens": 1,
+                    "draft_pool_tokens": 0}
 _OPTIONAL_MINIMUMS = {"kv_memory_mib": 16, "gpu_layers": 0, "main_gpu": 0}
 
 
 def _check_engine(engine: EngineConfig, where: str) -> None:
     if engine.kv_type not in KV_TYPES:
         raise ConfigError(f"{where}: kv_type should be one of {', '.join(KV_TYPES)}")
+    if not isinstance(engine.speculative, bool):
+        raise ConfigError(f"{where}: speculative should be true or false")
     for key, minimum in _ENGINE_MINIMUMS.items():
         if getattr(engine, key) < minimum:
             raise ConfigError(f"{where}: {key} should be at least {minimum}")

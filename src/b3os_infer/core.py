@@ -294,6 +294,9 @@ class Usage:
     # server tools the node ran for the reply
     web_search_requests: int = 0
     web_fetch_requests: int = 0
+    # speculative decoding: tokens drafted for the reply, and of those the ones accepted
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
 
 @dataclass(frozen=True)

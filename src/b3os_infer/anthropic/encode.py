@@ -14,6 +14,7 @@ from ..errors import InferError
 from ..http.sse import named_frame, with_pings
 from ..node.context_edits import AppliedEdit, EditedContext
 from ..node.models import Capabilities
+from ..usage_extension import usage_extension
 from .errors import error_body
 from .server_blocks import call_block, result_block
 from .wire import responses as wire
@@ -44,7 +45,7 @@ def usage_of(usage: core.Usage) -> wire.Usage:
     return wire.Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                       cache_read_input_tokens=usage.cached_tokens,
                       output_tokens_details=thinking_of(usage),
-                      server_tool_use=server_tools_of(usage))
+                      server_tool_use=server_tools_of(usage), b3os=usage_extension(usage))
 
 
 def server_tools_of(usage: core.Usage) -> wire.ServerToolUsage | None:
@@ -207,7 +208,8 @@ class MessageStreamEncoder:
                                        cache_read_input_tokens=event.usage.cached_tokens,
                                        output_tokens=event.usage.output_tokens,
                                        output_tokens_details=thinking_of(event.usage),
-                                       server_tool_use=server_tools_of(event.usage))
+                                       server_tool_use=server_tools_of(event.usage),
+                                       b3os=usage_extension(event.usage))
         delta = wire.MessageDelta(stop_reason=STOP_REASONS[event.stop_reason],
                                   stop_sequence=event.stop_sequence)
         done = wire.RawMessageDeltaEvent(delta=delta, usage=usage,

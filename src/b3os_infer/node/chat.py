@@ -255,8 +255,10 @@ class ChatModel:
                     if tail:
                         yield TextDelta(tail)
                     reason = _stop_reason(event, request, bool(parser.calls))
-                    yield Finished(reason, None,
-                                   _usage(prompt, cached, event.generated_tokens, thought))
+                    usage = _usage(prompt, cached, event.generated_tokens, thought)
+                    usage.drafted_tokens = event.drafted_tokens
+                    usage.accepted_tokens = event.accepted_tokens
+                    yield Finished(reason, None, usage)
                     return
                 counted = 0 if event.token == NOT_A_TOKEN else 1
                 generated += counted

@@ -43,7 +43,9 @@ def seeded(sampling: Sampling, choice: int) -> Sampling:
 def total_usage(finals: list[Usage]) -> Usage:
     first = finals[0]
     return Usage(first.input_tokens, sum(u.output_tokens for u in finals), first.cached_tokens,
-                 sum(u.reasoning_tokens for u in finals))
+                 sum(u.reasoning_tokens for u in finals),
+                 drafted_tokens=sum(u.drafted_tokens for u in finals),
+                 accepted_tokens=sum(u.accepted_tokens for u in finals))
 
 
 def merged(streams: list[AsyncGenerator[ChatEvent, None]],

@@ -46,8 +46,10 @@ async def stream_text(model: ChatModel, request: TextRequest, so_far: Usage | No
                 if tail:
                     yield TextDelta(tail)
                 generated = event.generated_tokens
-                yield Finished("length" if event.reason == "length" else "end", None,
-                               usage())
+                done = usage()
+                done.drafted_tokens = event.drafted_tokens
+                done.accepted_tokens = event.accepted_tokens
+                yield Finished("length" if event.reason == "length" else "end", None, done)
                 return
             else:
                 generated += 0 if event.token == NOT_A_TOKEN else 1

@@ -25,6 +25,7 @@ from ..errors import InferError
 from ..http.sse import PING_COMMENT, data_frame, json_data_frame, with_pings
 from ..node.choices import AllFinished, ChoiceEvent
 from ..node.prompting import dumps
+from ..usage_extension import usage_extension
 from .errors import error_body
 from .wire.responses import (
     ChatCompletion,
@@ -69,7 +70,8 @@ def usage_of(usage: Usage) -> CompletionUsage:
         total_tokens=prompt + usage.output_tokens,
         prompt_tokens_details=PromptTokensDetails(cached_tokens=usage.cached_tokens),
         completion_tokens_details=CompletionTokensDetails(
-            reasoning_tokens=usage.reasoning_tokens))
+            reasoning_tokens=usage.reasoning_tokens),
+        **({"b3os": extension} if (extension := usage_extension(usage)) else {}))
 
 
 def logprob_entry(item: TokenLogprob) -> ChatCompletionTokenLogprob:

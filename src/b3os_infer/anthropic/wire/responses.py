@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from ...usage_extension import UsageExtension, extension_field
+
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn",
                      "refusal", "model_context_window_exceeded"]
 
@@ -149,6 +151,8 @@ class Usage(ResponseModel):
     # only where the reply ran server tools
     server_tool_use: ServerToolUsage | None = None
     service_tier: Literal["standard", "priority", "batch"] = "standard"
+    # ours, only where speculative decoding drafted for the reply (docs/engine.md)
+    b3os: UsageExtension | None = extension_field()
 
 
 class CacheMissChanged(ResponseModel):
@@ -278,6 +282,7 @@ class MessageDeltaUsage(ResponseModel):
     output_tokens: int
     output_tokens_details: OutputTokensDetails | None = None
     server_tool_use: ServerToolUsage | None = None
+    b3os: UsageExtension | None = extension_field()
 
 
 class RawMessageDeltaEvent(ResponseModel):

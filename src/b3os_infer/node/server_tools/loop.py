@@ -170,6 +170,8 @@ def _add(total: Usage, base: Usage, step: Usage) -> None:
     total.output_tokens = base.output_tokens + step.output_tokens
     total.cached_tokens = base.cached_tokens + step.cached_tokens
     total.reasoning_tokens = base.reasoning_tokens + step.reasoning_tokens
+    total.drafted_tokens = base.drafted_tokens + step.drafted_tokens
+    total.accepted_tokens = base.accepted_tokens + step.accepted_tokens
 
 
 def with_server_tools(model: ChatModel, service: ServerTools, request: ChatRequest,

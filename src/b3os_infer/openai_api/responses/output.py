@@ -28,6 +28,7 @@ from ...core import (
 )
 from ...errors import InferError
 from ...node.prompting import dumps
+from ...usage_extension import usage_extension
 from ..encode import tool_call_id
 from ..wire.response_objects import (
     IncompleteDetails,
@@ -91,7 +92,7 @@ def response_usage(usage: Usage) -> ResponseUsage:
         output_tokens=usage.output_tokens,
         output_tokens_details=OutputTokensDetails(
             reasoning_tokens=usage.reasoning_tokens),
-        total_tokens=prompt + usage.output_tokens)
+        total_tokens=prompt + usage.output_tokens, b3os=usage_extension(usage))
 
 
 def failure_of(error: InferError) -> ResponseError:

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from ...usage_extension import UsageExtension, extension_field
+
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
 
 
@@ -118,6 +120,8 @@ class ResponseUsage(ResponseObject):
     output_tokens: int
     output_tokens_details: OutputTokensDetails
     total_tokens: int
+    # ours, only where speculative decoding drafted for the reply (docs/engine.md)
+    b3os: UsageExtension | None = extension_field()
 
 
 class ResponseError(ResponseObject):

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ...usage_extension import UsageExtension
+
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "function_call"]
 
 
@@ -41,6 +43,8 @@ class CompletionUsage(WireResponse):
     total_tokens: int
     prompt_tokens_details: PromptTokensDetails | None = None
     completion_tokens_details: CompletionTokensDetails | None = None
+    # ours, only where speculative decoding drafted for the reply (docs/engine.md)
+    b3os: UsageExtension | None = None
 
 
 class TopLogprob(WireResponse):

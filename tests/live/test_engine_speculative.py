@@ -1,0 +1,97 @@
+"""Draft-free speculative decoding (engine/drafting.py) on the real default model: what the
+engine writes with drafting on is what it writes with drafting off, greedy or sampled with
+a seed, and the drafts were really there. Each test loads both engines afresh: the shared
+pool and the slots' prefixes of earlier tests would change which rows a step computes.
+(Sequences decoded together are not compared with sequences decoded alone: with f16 KV a
+near tie can break differently beside other traffic, drafts or not — docs/engine.md.)"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from b3os_infer.config import EngineConfig, ModelConfig
+from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
+from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
+from b3os_infer.node.chat import ChatModel
+from support.engines import loaded_gguf
+
+PARAGRAPH = ("The lighthouse keeper climbs one hundred and twelve steps every evening, "
+             "trims the wick, polishes the lens, and writes the wind's direction in a "
+             "ledger that nobody has read since the harbour closed.")
+CODE = "\n".join(f"def area_{i}(width, height):\n    return width * height * {i}\n"
+                 for i in range(1, 7))
+COPYING = (f"Repeat this text exactly, twice:\n\n{PARAGRAPH}",
+           f"Copy this Python code exactly:\n\n{CODE}",
+           f"Write this sentence three times: {PARAGRAPH[:90]}")
+
+
+def load(speculative: bool) -> Iterator[ChatModel]:
+    chat = loaded_gguf(ModelConfig(), EngineConfig(parallel=4, kv_memory_mib=1024,
+                                                   speculative=speculative), b"test-secret")
+    asyncio.run(chat.engine.start())
+    yield chat
+    asyncio.run(chat.engine.close())
+
+
+@pytest.fixture
+def drafting() -> Iterator[ChatModel]:
+    yield from load(True)
+
+
+@pytest.fixture
+def plain() -> Iterator[ChatModel]:
+    yield from load(False)
+
+
+def request(model: ChatModel, text: str, sampling: Sampling) -> GenerationRequest:
+    chat = ChatRequest(model="m", messages=[Message("user", [TextPart(text)])])
+    return GenerationRequest(model.prompt(chat).tokens, max_tokens=160, sampling=sampling)
+
+
+async def reply(model: ChatModel, generation: GenerationRequest) -> tuple[str, GenerationDone]:
+    texts: list[str] = []
+    done = None
+    async for event in model.engine.generate(generation):
+        if isinstance(event, TokenEvent):
+            texts.append(event.text)
+        elif isinstance(event, GenerationDone):
+            done = event
+    assert done is not None
+    return "".join(texts), done
+
+
+def replies(model: ChatModel, sampling: Sampling, *, together: bool
+            ) -> list[tuple[str, GenerationDone]]:
+    async def run() -> list[tuple[str, GenerationDone]]:
+        generations = [request(model, text, sampling) for text in COPYING]
+        if together:
+            return list(await asyncio.gather(*(reply(model, g) for g in generations)))
+        return [await reply(model, g) for g in generations]
+    return asyncio.run(run())
+
+
+def test_greedy_replies_are_identical_with_and_without_drafts(drafting, plain):
+    greedy = Sampling(temperature=0)
+    expected = replies(plain, greedy, together=False)
+    got = replies(drafting, greedy, together=False)
+    assert [text for text, _ in got] == [text for text, _ in expected]
+    assert all(done.drafted_tokens == 0 for _, done in expected)
+    # the copies were drafted, and most drafts were right
+    drafted = sum(done.drafted_tokens for _, done in got)
+    accepted = sum(done.accepted_tokens for _, done in got)
+    assert 0 < accepted <= drafted and accepted >= drafted // 2
+    assert [done.generated_tokens for _, done in got] == \
+        [done.generated_tokens for _, done in expected]
+
+
+def test_a_seeded_sampled_reply_draws_the_same_tokens_with_and_without_drafts(drafting, plain):
+    # every token taken was sampled at its own row by the request's sampler, one draw per
+    # token as without drafts: the same seed gives the same reply
+    sampled = Sampling(temperature=0.8, top_p=0.95, seed=1234)
+    expected = replies(plain, sampled, together=False)
+    got = replies(drafting, sampled, together=False)
+    assert [text for text, _ in got] == [text for text, _ in expected]
+    assert sum(done.accepted_tokens for _, done in got) > 0
