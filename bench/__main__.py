@@ -5,13 +5,17 @@ server's one-token requests taking turns with the same work done by its engine a
 this process. ``decode``: single-stream and 8-stream decode against llama.cpp's own
 ``llama-server`` with as many slots as ours. ``agent``: Claude Code's recorded first
 request on the 0.5B pack, cold, in a new conversation and after a restart, ours and
-llama-server. Prints Markdown tables of ratios (ours / peer).
+llama-server. ``edit``: a ~100-line file returned whole with one change, on both packs, one
+stream and 4 together, against llama-server without and with its n-gram speculation.
+``depth``: 64 tokens decoded after Claude Code's recorded request, ours and llama-server.
+Prints Markdown tables of ratios (ours / peer).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib.metadata
 import signal
 import sys
@@ -23,15 +27,21 @@ from b3os_infer.config import EngineConfig, Home
 from b3os_infer.node.models import default_model_path
 from b3os_infer.packs import installed_gguf
 
-from . import agent, batches, direct, report, servers
+from . import agent, batches, depth, direct, edit, report, servers
 from .scenarios import Results, decode, measure
 
-SCENARIOS = ("classic", "decode", "agent")
+SCENARIOS = ("classic", "decode", "agent", "edit", "depth")
 # where `make llama-server` builds it, for the llama.cpp that llama-cpp-python vendors
 LLAMA_SERVER = Path.home() / ".cache" / "b3os-infer" / \
     f"llama-server-{importlib.metadata.version('llama-cpp-python')}" / "llama-server"
 AGENT_PACK = "qwen2.5-coder-0.5b"
 RESTARTS = ("ours", "both", "none")
+EDIT_PACKS = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+# llama-server's draft-free kinds, each with its own defaults (`llama-server --help`)
+SPEC_TYPES = ("ngram-map-k", "ngram-mod", "ngram-simple")
+# ours as configured, or with `[engine] speculative` set (a key of engines that draft)
+OUR_SPECULATIVE = {"as-configured": (), "on": ("speculative = true",),
+                   "off": ("speculative = false",)}
 _notes: list[str] = []   # sections printed after the tables (the batch scenario's)
 
 
@@ -55,6 +65,19 @@ def _arguments() -> argparse.Namespace:
                         help="whose restart the agent scenario times (default: ours; "
                              "llama-server keeps no prompt cache across one, so its time "
                              "after a restart is its cold time again)")
+    parser.add_argument("--edit-packs", nargs="+", default=list(EDIT_PACKS),
+                        help="the installed model packs the edit scenario serves")
+    parser.add_argument("--spec-types", nargs="*", default=list(SPEC_TYPES),
+                        help="llama-server's --spec-type variants in `edit` (each beside "
+                             "llama-server without speculation)")
+    parser.add_argument("--edit-runs", type=int, default=3,
+                        help="edit requests one at a time, each with its own change")
+    parser.add_argument("--edit-streams", type=int, default=4,
+                        help="edit requests together (llama-server gets as many slots)")
+    parser.add_argument("--ours-speculative", nargs="+", choices=list(OUR_SPECULATIVE),
+                        default=["as-configured"],
+                        help="our server in `edit` and `depth`: as configured, or with "
+                             "`[engine] speculative` on or off (one run of ours each)")
     parser.add_argument("--log", type=Path, default=Path("bench-servers.log"),
                         help="where the servers' own output goes")
     return parser.parse_args()
@@ -119,6 +142,70 @@ def _agent(args: argparse.Namespace, tables: list[tuple[str, list[report.Row]]])
                    "--parallel 1", report.agent_rows(ours, theirs)))
 
 
+def _ours_label(setting: str) -> str:
+    return "ours" if setting == "as-configured" else f"ours, speculative {setting}"
+
+
+def _edit(args: argparse.Namespace, tables: list[tuple[str, list[report.Row]]]) -> None:
+    """Per pack: each of our settings, llama-server without speculation, then with each
+    ``--spec-type``; one server at a time."""
+    for pack in args.edit_packs:
+        gguf = installed_gguf(pack, Home.resolve().models)
+        setup = servers.Setup(model_path=str(gguf), threads=args.threads,
+                              context_window=args.context_window, parallel=args.parallel)
+        measured: dict[str, edit.Measured] = {}
+        for setting in args.ours_speculative:
+            name = _ours_label(setting)
+            _say(f"edit, {pack}: {name}")
+            with servers.scratch_home() as home:
+                servers.link_pack(home, pack, gguf)
+                with servers.ours(setup, args.log, home=home, pack=pack,
+                                  engine=OUR_SPECULATIVE[setting]) as server:
+                    measured[name] = asyncio.run(edit.measure(
+                        server, args.edit_runs, args.edit_streams))
+            _say(f"edit, {pack}: {name}: {measured[name]}")
+        peers: dict[str, edit.Measured] = {}
+        for kind in ["none", *args.spec_types]:
+            extra = () if kind == "none" else ("--spec-type", kind)
+            peer = servers.LlamaServer(args.llama_server, str(gguf), args.threads,
+                                       args.context_window, args.edit_streams, extra)
+            _say(f"edit, {pack}: llama-server --parallel {args.edit_streams} "
+                 f"--spec-type {kind}")
+            with servers.llama_server(peer, args.log) as server:
+                peers[kind] = asyncio.run(edit.measure(server, args.edit_runs,
+                                                       args.edit_streams))
+            _say(f"edit, {pack}: llama-server --spec-type {kind}: {peers[kind]}")
+        for name, ours in measured.items():
+            tables.append((f"edit on {pack}: {name} / llama-server --parallel "
+                           f"{args.edit_streams}",
+                           report.edit_rows(ours, peers, args.edit_streams)))
+        _notes.append(report.edit_details(
+            f"edit on {pack}, every server", measured | {
+                f"llama-server --spec-type {kind}": m for kind, m in peers.items()},
+            args.edit_streams))
+
+
+def _depth(args: argparse.Namespace, tables: list[tuple[str, list[report.Row]]]) -> None:
+    gguf = installed_gguf(args.agent_pack, Home.resolve().models)
+    setup = servers.Setup(model_path=str(gguf), threads=args.threads,
+                          context_window=args.context_window, parallel=args.parallel)
+    peer = servers.LlamaServer(args.llama_server, str(gguf), args.threads,
+                               args.context_window, 1)
+    _say("depth: llama-server --parallel 1")
+    theirs = asyncio.run(depth.run(lambda: servers.llama_server(peer, args.log), _say))
+    for setting in args.ours_speculative:
+        name = _ours_label(setting)
+        _say(f"depth: {name}")
+        with servers.scratch_home() as home:
+            servers.link_pack(home, args.agent_pack, gguf)
+            launch = functools.partial(servers.ours, setup, args.log, home=home,
+                                       pack=args.agent_pack, engine=OUR_SPECULATIVE[setting])
+            ours = asyncio.run(depth.run(launch, _say))
+        tables.append((f"decode after Claude Code's first request on {args.agent_pack}: "
+                       f"{name} / llama-server --parallel 1",
+                       report.depth_rows(ours, theirs)))
+
+
 def main() -> None:
     args = _arguments()
     # a stopped benchmark still stops the server it started (the ``finally`` blocks)
@@ -135,6 +222,10 @@ def main() -> None:
             _decode(args, ours, tables)
     if "agent" in args.only:
         _agent(args, tables)
+    if "depth" in args.only:
+        _depth(args, tables)
+    if "edit" in args.only:
+        _edit(args, tables)
     print()
     print(f"machine: {report.machine()}")
     print(f"model: {Path(args.model).name}; threads {args.threads}; context window "

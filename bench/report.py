@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import depth, edit
 from .agent import Reply
 from .scenarios import CONCURRENCY, Results
 
@@ -125,6 +126,90 @@ def agent_rows(ours: dict[str, Reply], peer: dict[str, Reply]) -> list[Row]:
                 f"ours <= {AGENT_REUSE_TARGET}", share <= AGENT_REUSE_TARGET),
             Row(f"agent, {step}: prompt tokens", _tokens(mine), _tokens(theirs), "-"),
         ]
+    return table
+
+
+EDIT_PLAIN_TARGET = 2.5   # ours / llama-server without speculation, one stream
+EDIT_BEST_TARGET = 1.1    # ours / llama-server with its best --spec-type
+DEPTH_TARGET = 1.0
+
+
+def _edit_rate(measured: edit.Measured, together: bool) -> float | None:
+    """The phase's decode rate, or None when a reply of it failed the check."""
+    replies = measured.together if together else measured.single
+    if not all(r.whole for r in replies):
+        return None
+    return measured.together_rate if together else measured.single_rate
+
+
+def best_spec(peers: dict[str, edit.Measured], together: bool) -> str | None:
+    """The fastest llama-server variant with speculation whose replies all passed."""
+    rated = {name: _edit_rate(m, together) for name, m in peers.items() if name != "none"}
+    passed = {name: rate for name, rate in rated.items() if rate is not None}
+    return max(passed, key=lambda name: passed[name]) if passed else None
+
+
+def _edit_row(metric: str, ours: edit.Measured, peer: edit.Measured | None, together: bool,
+              target: float | None) -> Row:
+    mine = _edit_rate(ours, together)
+    theirs = _edit_rate(peer, together) if peer is not None else None
+    shown = _rate(mine) if mine is not None else "failed the check"
+    if theirs is None:
+        return Row(metric, shown, "-", "-", f">= {target}x" if target else "", None)
+    if mine is None:
+        return Row(metric, shown, _rate(theirs), "-", f">= {target}x" if target else "",
+                   False if target else None)
+    return _row(metric, mine, theirs, _rate, target)
+
+
+def edit_rows(ours: edit.Measured, peers: dict[str, edit.Measured], streams: int) -> list[Row]:
+    """Ours against llama-server without speculation (``peers["none"]``) and with its
+    best ``--spec-type``, one stream and ``streams`` together; then the checks."""
+    table: list[Row] = []
+    for together, phase in ((False, "1 stream"), (True, f"{streams} streams")):
+        best = best_spec(peers, together)
+        table.append(_edit_row(f"edit, {phase}: decode vs no speculation", ours,
+                               peers.get("none"), together,
+                               None if together else EDIT_PLAIN_TARGET))
+        table.append(_edit_row(f"edit, {phase}: decode vs best --spec-type "
+                               f"({best or 'none passed'})", ours,
+                               peers[best] if best else None, together, EDIT_BEST_TARGET))
+    checks = ", ".join(f"{name} {m.whole(m.single + m.together)}"
+                       for name, m in peers.items())
+    table.append(Row("edit: replies whole with the change", ours.whole(ours.single +
+                                                                         ours.together),
+                     checks, "-"))
+    return table
+
+
+def edit_details(title: str, measured: dict[str, edit.Measured], streams: int) -> str:
+    """Every server variant's figures: rates, checks, draft acceptance."""
+    lines = [f"{title}\n",
+             f"| server | 1 stream | {streams} streams | replies whole | reply tokens | "
+             "drafts accepted | failures |", "|---|---:|---:|---|---|---|---|"]
+    for name, m in measured.items():
+        tokens = "/".join(str(r.tokens) for r in m.single + m.together)
+        lines.append(f"| {name} | {_rate(m.single_rate)} | {_rate(m.together_rate)} | "
+                     f"{m.whole(m.single)} + {m.whole(m.together)} | {tokens} | "
+                     f"{m.acceptance()} | {'; '.join(m.failures()) or '-'} |")
+    return "\n".join(lines)
+
+
+def depth_rows(ours: depth.Measured, peer: depth.Measured) -> list[Row]:
+    table = [_row(f"decode at depth ({ours.depth} / {peer.depth} prompt tokens), "
+                  f"{depth.TOKENS} tokens", ours.decode_rate, peer.decode_rate, _rate,
+                  DEPTH_TARGET),
+             Row(f"replies of {depth.TOKENS} tokens",
+                 f"{sum(r.output_tokens == depth.TOKENS for r in ours.replies)}"
+                 f"/{len(ours.replies)}",
+                 f"{sum(r.output_tokens == depth.TOKENS for r in peer.replies)}"
+                 f"/{len(peer.replies)}", "-")]
+    table.append(_row("depth, cold: time to first token", ours.replies[0].ttft,
+                      peer.replies[0].ttft, _s, higher_is_better=False))
+    table.append(_row("depth, prefix cached: time to first token",
+                      statistics.median(r.ttft for r in ours.replies[1:]),
+                      statistics.median(r.ttft for r in peer.replies[1:]), _s,
+                      higher_is_better=False))
     return table
 
 

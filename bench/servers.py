@@ -97,10 +97,12 @@ def _key(home: Path, env: dict[str, str]) -> str:
     return kept.read_text().strip()
 
 
-def _our_config(setup: Setup, pack: str | None) -> str:
+def _our_config(setup: Setup, pack: str | None, engine: tuple[str, ...] = ()) -> str:
+    """``engine``: more ``[engine]`` lines (``speculative = false``), as given."""
+    lines = "".join(f"{line}\n" for line in engine)
     if pack is not None:   # the pack's own window, our default slots: as `make serve` runs it
-        return f"[engine]\nthreads = {setup.threads}\n"
-    return (f"[engine]\nthreads = {setup.threads}\nparallel = {setup.parallel}\n"
+        return f"[engine]\nthreads = {setup.threads}\n{lines}"
+    return (f"[engine]\nthreads = {setup.threads}\nparallel = {setup.parallel}\n{lines}"
             f"[model]\npath = \"{setup.model_path}\"\n"
             f"context_window = {setup.context_window}\n")
 
@@ -123,17 +125,18 @@ def scratch_home() -> Iterator[Path]:
 
 @contextmanager
 def ours(setup: Setup, log: Path, home: Path | None = None,
-         pack: str | None = None) -> Iterator[Server]:
+         pack: str | None = None, engine: tuple[str, ...] = ()) -> Iterator[Server]:
     """``b3os-infer serve`` with one key and the shared settings; a fresh home unless one
     is given (a restart keeps its home: its keys and its caches). With ``pack``, the home's
-    installed model pack (``serve --model PACK``), otherwise ``setup.model_path``."""
+    installed model pack (``serve --model PACK``), otherwise ``setup.model_path``;
+    ``engine`` adds lines to the config's ``[engine]`` section."""
     with ExitStack() as stack:
         if home is None:
             home = stack.enter_context(scratch_home())
         env = {**os.environ, "B3OS_INFER_HOME": str(home)}
         key = _key(home, env)
         config = home / "bench.toml"
-        config.write_text(_our_config(setup, pack))
+        config.write_text(_our_config(setup, pack, engine))
         port = _free_port()
         root = f"http://127.0.0.1:{port}"
         command = [sys.executable, "-m", "b3os_infer.cli", "serve", "--port", str(port),
@@ -185,6 +188,7 @@ class LlamaServer:
     threads: int
     context_window: int   # tokens per sequence
     parallel: int
+    extra: tuple[str, ...] = ()   # more arguments (``--spec-type ngram-mod``)
 
 
 def llama_server_command(peer: LlamaServer, port: int) -> list[str]:
@@ -193,7 +197,7 @@ def llama_server_command(peer: LlamaServer, port: int) -> list[str]:
             "--threads", str(peer.threads), "--threads-batch", str(peer.threads),
             "--ctx-size", str(peer.context_window * peer.parallel),
             "--parallel", str(peer.parallel), "--jinja",
-            "--host", "127.0.0.1", "--port", str(port)]
+            "--host", "127.0.0.1", "--port", str(port), *peer.extra]
 
 
 @contextmanager
