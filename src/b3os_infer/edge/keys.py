@@ -21,7 +21,8 @@ from .. import ids
 from .db import api_keys, open_database
 
 SCOPES = {
-    "infer": "inference routes (messages, chat/completions, responses, count_tokens)",
+    "infer": "every route under /v1/infer but the model listings and the admin API (messages, "
+             "completions, responses, embeddings, batches, files)",
     "models:read": "model listings",
     "metrics:read": "the Prometheus scrape, GET /metrics",
     "server_tools": "server tools (web search, web fetch) run by the node for the key's "
