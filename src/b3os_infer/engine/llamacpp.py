@@ -56,6 +56,13 @@ from .lanes import Lane, Slot, pick_slot
 from .load_progress import LoadProgress
 from .memory_plan import KvBudget, available_memory
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
+from .priority import (
+    Priority,
+    chunk_limit,
+    interactive_first,
+    interactive_prefills,
+    runs_now,
+)
 from .reasoning import ReasoningTracker
 from .samplers import sampler_chain
 
@@ -120,6 +127,14 @@ class _Sequence:
     def __post_init__(self) -> None:
         if self.request.reasoning is not None:
             self.reasoning = ReasoningTracker(self.request.reasoning)
+
+    @property
+    def priority(self) -> Priority:
+        return self.request.priority
+
+    @property
+    def prefilling(self) -> bool:
+        return len(self.feed) > 1
 
     @property
     def lane(self) -> Lane:
@@ -336,7 +351,12 @@ class LlamaCppEngine:
         return self._thread is not None and self._thread.is_alive() and not self._stopping
 
     def load(self) -> dict[str, int]:
-        return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize()}
+        """Also ``interactive_waiting``: interactive sequences without a slot yet."""
+        with self._inbox.mutex:
+            arriving = [s for s in self._inbox.queue if s is not None]
+        waiting = [*self._waiting, *arriving]
+        return {"active": len(self._active), "waiting": len(waiting),
+                "interactive_waiting": sum(s.priority == "interactive" for s in waiting)}
 
     def kv_usage(self) -> KvUsage:
         """Tokens the slots hold in KV, of all lanes' cells; read from the slots' token
@@ -377,8 +397,10 @@ class LlamaCppEngine:
             self._reap_cancelled()
             self._move_outgrown()
             self._admit()
+            yielding = interactive_prefills(self._active)
             for lane in self._lanes:
-                members = [s for s in self._active if s.lane is lane and not s.moving]
+                members = runs_now([s for s in self._active if s.lane is lane and not s.moving],
+                                   yielding)
                 if not members:
                     continue
                 try:
@@ -424,7 +446,7 @@ class LlamaCppEngine:
 
     def _admit(self) -> None:
         still: list[_Sequence] = []
-        for candidate in self._waiting:
+        for candidate in interactive_first(self._waiting):
             lane = self._lane_for(candidate.request)
             if lane is None:
                 still.append(candidate)
@@ -584,10 +606,10 @@ class LlamaCppEngine:
                 n = self._put(lane, n, sequence, 1)
                 outputs.append((sequence, n - 1))
         budget = lane.batch_tokens
-        for sequence in members:
+        for sequence in interactive_first(members):
             if budget <= 0 or len(sequence.feed) <= 1:
                 continue
-            take = min(budget, len(sequence.feed))
+            take = min(chunk_limit(sequence.priority, budget), len(sequence.feed))
             n = self._put(lane, n, sequence, take)
             budget -= take
             if sequence.progress is not None:
