@@ -11,19 +11,27 @@ from b3os_infer.engine.priority import (
     BACKGROUND_CHUNK,
     Priority,
     background,
-    chunk_limit,
     current_priority,
     interactive_first,
-    interactive_prefills,
-    runs_now,
+    prompt_chunk,
+    this_step,
+    unseated_interactive,
 )
 
 
 @dataclass
-class Seq:
-    name: str
+class Request:
     priority: Priority
-    prefilling: bool = False
+
+
+class Seq:
+    """A sequence as the engine keeps it: its request, and its prompt still to compute
+    (a decoding one holds one token, its last)."""
+
+    def __init__(self, name: str, priority: Priority, prefilling: bool = False) -> None:
+        self.name = name
+        self.request = Request(priority)
+        self.feed = [1, 2, 3] if prefilling else [1]
 
 
 def names(sequences: list[Seq]) -> list[str]:
@@ -61,15 +69,20 @@ def test_interactive_sequences_come_first_each_class_in_its_own_order():
 def test_background_sequences_sit_out_the_steps_while_an_interactive_one_prefills():
     decoding = Seq("i", "interactive")
     batch = [Seq("b1", "background", prefilling=True), Seq("b2", "background")]
-    assert not interactive_prefills([decoding, *batch])   # a background prefill: no yield
+    # a background prefill beside an interactive decode: all run, interactive first
+    assert names(this_step([*batch, decoding])) == ["i", "b1", "b2"]
     prefilling = Seq("j", "interactive", prefilling=True)
-    members = [*batch, decoding, prefilling]
-    assert interactive_prefills(members)
-    assert names(runs_now(members, yielding=True)) == ["i", "j"]
-    assert names(runs_now(members, yielding=False)) == ["b1", "b2", "i", "j"]
+    assert names(this_step([*batch, decoding, prefilling])) == ["i", "j"]
+    assert names(this_step(batch)) == ["b1", "b2"]
+
+
+def test_interactive_sequences_left_without_a_slot_are_counted_and_background_not():
+    assert unseated_interactive([Seq("b", "background"), Seq("i", "interactive"),
+                                 Seq("j", "interactive", prefilling=True)]) == 2
+    assert unseated_interactive([Seq("b", "background")]) == 0
 
 
 def test_a_background_prompt_chunk_is_bounded_and_an_interactive_one_takes_the_budget():
-    assert chunk_limit("interactive", 512) == 512
-    assert chunk_limit("background", 512) == BACKGROUND_CHUNK
-    assert chunk_limit("background", 40) == 40
+    assert prompt_chunk(Seq("i", "interactive", True), 512) == 512
+    assert prompt_chunk(Seq("b", "background", True), 512) == BACKGROUND_CHUNK
+    assert prompt_chunk(Seq("b", "background", True), 40) == 40

@@ -56,13 +56,7 @@ from .lanes import Lane, Slot, pick_slot
 from .load_progress import LoadProgress
 from .memory_plan import KvBudget, available_memory
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
-from .priority import (
-    Priority,
-    chunk_limit,
-    interactive_first,
-    interactive_prefills,
-    runs_now,
-)
+from .priority import interactive_first, prompt_chunk, this_step, unseated_interactive
 from .reasoning import ReasoningTracker
 from .samplers import sampler_chain
 
@@ -127,14 +121,6 @@ class _Sequence:
     def __post_init__(self) -> None:
         if self.request.reasoning is not None:
             self.reasoning = ReasoningTracker(self.request.reasoning)
-
-    @property
-    def priority(self) -> Priority:
-        return self.request.priority
-
-    @property
-    def prefilling(self) -> bool:
-        return len(self.feed) > 1
 
     @property
     def lane(self) -> Lane:
@@ -227,6 +213,7 @@ class LlamaCppEngine:
         )
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
         self._waiting: list[_Sequence] = []
+        self._interactive_unseated = 0   # interactive sequences left without a slot
         self._active: list[_Sequence] = []
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -351,12 +338,10 @@ class LlamaCppEngine:
         return self._thread is not None and self._thread.is_alive() and not self._stopping
 
     def load(self) -> dict[str, int]:
-        """Also ``interactive_waiting``: interactive sequences without a slot yet."""
-        with self._inbox.mutex:
-            arriving = [s for s in self._inbox.queue if s is not None]
-        waiting = [*self._waiting, *arriving]
-        return {"active": len(self._active), "waiting": len(waiting),
-                "interactive_waiting": sum(s.priority == "interactive" for s in waiting)}
+        """Also ``interactive_waiting``: interactive sequences the last admission left
+        without a slot (engine/priority.py; the batch runner preempts for them)."""
+        return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize(),
+                "interactive_waiting": self._interactive_unseated}
 
     def kv_usage(self) -> KvUsage:
         """Tokens the slots hold in KV, of all lanes' cells; read from the slots' token
@@ -397,10 +382,9 @@ class LlamaCppEngine:
             self._reap_cancelled()
             self._move_outgrown()
             self._admit()
-            yielding = interactive_prefills(self._active)
+            running = this_step(self._active)   # interactive work first (priority.py)
             for lane in self._lanes:
-                members = runs_now([s for s in self._active if s.lane is lane and not s.moving],
-                                   yielding)
+                members = [s for s in running if s.lane is lane and not s.moving]
                 if not members:
                     continue
                 try:
@@ -472,6 +456,7 @@ class LlamaCppEngine:
             if row is not None:  # its whole prompt is in KV, its next logits still here
                 self._sample(candidate, row)
         self._waiting = still
+        self._interactive_unseated = unseated_interactive(still)
 
     def _copy_slot(self, lane: Lane, source: Slot, target: Slot) -> None:
         """Copy a running sequence's KV into a free slot (done at the next decode).
@@ -606,10 +591,10 @@ class LlamaCppEngine:
                 n = self._put(lane, n, sequence, 1)
                 outputs.append((sequence, n - 1))
         budget = lane.batch_tokens
-        for sequence in interactive_first(members):
+        for sequence in members:
             if budget <= 0 or len(sequence.feed) <= 1:
                 continue
-            take = min(chunk_limit(sequence.priority, budget), len(sequence.feed))
+            take = min(prompt_chunk(sequence, budget), len(sequence.feed))
             n = self._put(lane, n, sequence, take)
             budget -= take
             if sequence.progress is not None:

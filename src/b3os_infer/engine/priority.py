@@ -8,15 +8,15 @@ A generation is ``interactive`` (someone waits for its first token) or ``backgro
 An engine that batches several sequences per step (engine/llamacpp.py) uses the rest:
 it admits interactive sequences first, gives their prompt chunks the step's token budget
 first, and while a seated interactive sequence still has prompt to compute, background
-sequences sit the step out (``runs_now``), so the step that computes the interactive
+sequences sit the step out (``this_step``), so the step that computes the interactive
 prompt holds nothing else. Background prompt chunks are also kept small
-(``BACKGROUND_CHUNK``): an interactive request that arrives while one is being decoded
-waits for that step only.
+(``BACKGROUND_CHUNK``, ``prompt_chunk``): an interactive request that arrives while
+one is being computed waits for that step only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Literal, Protocol, TypeVar
@@ -46,41 +46,57 @@ def current_priority() -> Priority:
     return _current.get()
 
 
-class Scheduled(Protocol):
-    """What the ordering needs of a sequence: its class, and whether it is prefilling."""
-
+class _Classed(Protocol):
     @property
     def priority(self) -> Priority: ...
 
+
+class Scheduled(Protocol):
+    """What the ordering needs of a sequence: its request's class, and its prompt tokens
+    still to compute (a decoding sequence holds one: its last token)."""
+
     @property
-    def prefilling(self) -> bool: ...
+    def request(self) -> _Classed: ...
+
+    @property
+    def feed(self) -> Sized: ...
 
 
 S = TypeVar("S", bound=Scheduled)
 
 
+def _interactive(sequence: Scheduled) -> bool:
+    return sequence.request.priority == "interactive"
+
+
+def _prefilling(sequence: Scheduled) -> bool:
+    return len(sequence.feed) > 1
+
+
 def interactive_first(sequences: Iterable[S]) -> list[S]:
     """The sequences, interactive ones first, each class in its own order."""
     listed = list(sequences)
-    return [s for s in listed if s.priority == "interactive"] + \
-        [s for s in listed if s.priority != "interactive"]
+    return [s for s in listed if _interactive(s)] + [s for s in listed if not _interactive(s)]
 
 
-def interactive_prefills(active: Iterable[Scheduled]) -> bool:
-    """A seated interactive sequence still computes its prompt (it waits for its first
-    token). One that has no slot yet is not counted: background sequences go on until
-    the batch runner preempts one (``batches/gate.py``), so a step never runs empty."""
-    return any(s.priority == "interactive" and s.prefilling for s in active)
+def this_step(active: Iterable[S]) -> list[S]:
+    """The seated sequences that take part in the next step, in the order their prompt
+    chunks get the step's token budget: interactive ones first; and while a seated
+    interactive one still computes its prompt (someone waits for its first token), only
+    the interactive ones. One that has no slot yet does not count: background sequences
+    go on until the batch runner preempts one (``batches/gate.py``), so no step runs
+    empty."""
+    ordered = interactive_first(active)
+    if any(_interactive(s) and _prefilling(s) for s in ordered):
+        return [s for s in ordered if _interactive(s)]
+    return ordered
 
 
-def runs_now(members: list[S], yielding: bool) -> list[S]:
-    """The sequences that take part in this step: all of them, or, while an interactive
-    one prefills (``yielding``), only the interactive ones."""
-    if not yielding:
-        return members
-    return [m for m in members if m.priority == "interactive"]
+def unseated_interactive(waiting: Iterable[Scheduled]) -> int:
+    """Interactive sequences an admission left without a slot (the engine's load())."""
+    return sum(_interactive(s) for s in waiting)
 
 
-def chunk_limit(priority: Priority, budget: int) -> int:
-    """Prompt tokens a sequence may take of the step's remaining ``budget``."""
-    return budget if priority == "interactive" else min(budget, BACKGROUND_CHUNK)
+def prompt_chunk(sequence: Scheduled, budget: int) -> int:
+    """Prompt tokens the sequence may take of the step's remaining ``budget``."""
+    return budget if _interactive(sequence) else min(budget, BACKGROUND_CHUNK)
