@@ -2,12 +2,12 @@
 
     python -m bench.speculative MODEL.gguf [STREAMS ...]
 
-A ~100-line Python file (``bench/edit_source.py``'s text) is given in a ChatML prompt
-(the Qwen2.5-Coder packs' format) with the request to rewrite it whole with one change;
-greedy. For each number of concurrent streams (default: 1 and 4), the same requests run
-with speculation off and on, in this process, on one engine each. Prints tokens per
-second (every stream's tokens over the wall time from the first token to the last),
-acceptance, and whether the replies are byte-identical. Loads the model: take the
+The ``edit`` scenario's file and changes (bench/edit.py) in a ChatML prompt (the
+Qwen2.5-Coder packs' format, with Qwen2.5's default system prompt): the file rewritten
+whole with one change; greedy. For each number of concurrent streams (default: 1 and
+4), the same requests run with speculation off and on, in this process, on one engine
+each. Prints tokens per second (every stream's tokens over the wall time from the first
+token to the last), acceptance, and whether the replies are byte-identical. Loads the model: take the
 heavy-run lock. No peer: ``make bench ARGS="--only edit"`` compares against llama-server.
 """
 
@@ -17,25 +17,20 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from b3os_infer.core import Sampling
 from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.memory_plan import KvBudget
 
-SOURCE = Path(__file__).with_name("edit_source.py")
-CHANGES = ("Rename the function `parse_header` to `read_header` everywhere.",
-           "Change the constant `MAX_FIELDS` from 64 to 128.",
-           "Rename the class `Record` to `Entry` everywhere.",
-           "Change the default `separator` from \",\" to \";\".")
+from . import edit
 
 
-def edit_prompt(change: str) -> str:
-    return ("<|im_start|>system\nYou are a careful programmer. You answer with the whole "
-            "file in one ```python block and nothing else.<|im_end|>\n<|im_start|>user\n"
-            f"Here is a file:\n\n```python\n{SOURCE.read_text()}```\n\n{change} Write the "
-            "whole file again with only that change.<|im_end|>\n<|im_start|>assistant\n")
+def edit_prompt(change: edit.Change) -> str:
+    (message,) = edit.prompt(edit.subject(), change)
+    return ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+            f"assistant.<|im_end|>\n<|im_start|>user\n{message['content']}<|im_end|>\n"
+            "<|im_start|>assistant\n")
 
 
 @dataclass
@@ -69,7 +64,7 @@ async def run(model: str, speculative: bool, streams: int) -> list[Turn]:
                                              kv_budget=KvBudget(mib=1024)))
     await engine.start()
     try:
-        prompts = [engine.tokenize(edit_prompt(CHANGES[i % len(CHANGES)]))
+        prompts = [engine.tokenize(edit_prompt(edit.CHANGES[i % len(edit.CHANGES)]))
                    for i in range(streams)]
         await one(engine, prompts[0], 8)   # warm-up: the file's prefix is then cached
         return list(await asyncio.gather(*(one(engine, p) for p in prompts)))
