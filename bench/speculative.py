@@ -8,7 +8,8 @@ whole with one change; greedy. For each number of concurrent streams (default: 1
 4), the same requests run with speculation off and on, in this process, on one engine
 each. Prints tokens per second (every stream's tokens over the wall time from the first
 token to the last), acceptance, and whether the replies are byte-identical. Loads the
-model: take the heavy-run lock. No peer: ``make bench ARGS="--only edit"`` compares against llama-server.
+model: take the heavy-run lock. No peer: ``make bench ARGS="--only edit"`` compares
+against llama-server.
 """
 
 from __future__ import annotations
