@@ -62,7 +62,7 @@ class EngineConfig:
     # draft-free speculative decoding (docs/engine.md): drafts from the prompt and the
     # reply's own n-grams and from recent replies (a pool of this many tokens; 0: none)
     speculative: bool = True
-    draft_pool_tokens: int = 65536
+    draft_pool_tokens: int = 0
 
 
 @dataclass

@@ -101,8 +101,9 @@ class LlamaCppSettings:
     # draft-free speculative decoding (engine/drafting.py): drafts from the sequence's own
     # n-grams and from recent replies, verified inside the continuous batch
     speculative: bool = True
-    # the recent replies' tokens kept for drafts of other requests (0: none shared)
-    draft_pool_tokens: int = 65536
+    # the recent replies' tokens kept for drafts of other requests (0, the default: none
+    # shared, so a repeated request computes the same steps as the first: docs/engine.md)
+    draft_pool_tokens: int = 0
 
 
 @dataclass(eq=False)
