@@ -455,7 +455,9 @@ def _apply(section: Any, table: dict[str, Any], where: str) -> None:
         if key not in known:
             raise ConfigError(f"{where}: unknown key {key!r}")
         expected = type(getattr(section, key))
-        if getattr(section, key) is not None and not isinstance(value, expected):
+        # a whole number is a float's value too (check_seconds = 1); a bool is no number
+        whole = expected is float and isinstance(value, int) and not isinstance(value, bool)
+        if getattr(section, key) is not None and not whole and not isinstance(value, expected):
             raise ConfigError(f"{where}: {key} should be {expected.__name__}")
         setattr(section, key, value)
 
