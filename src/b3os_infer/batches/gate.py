@@ -21,27 +21,21 @@ class Gate:
         self.queues = queues
         self.reserve_slots = reserve_slots
 
-    def _engine_load(self, model_id: str) -> dict[str, int] | None:
+    def _engine_load(self, model_id: str) -> tuple[int, int, int | None] | None:
         try:
             engine = self.registry.get(model_id).engine
         except (NotFound, EngineUnavailable):   # not served, or unreadable: fails at once
             return None
-        return {**engine.load(), "slots": engine.info.slots or 0}
+        load = engine.load()
+        return load.get("active", 0), load.get("waiting", 0), engine.info.slots
 
     def contended(self, model_id: str, batch_running: int) -> bool:
         """Someone other than the batch waits for this model: at the edge, or in the
-        engine. An engine that tells its interactive sequences waiting for a slot
-        (``interactive_waiting``, engine/priority.py) is read exactly; of one that does
-        not, the waiting beyond the ``batch_running`` sequences the batch itself may
-        have queued."""
+        engine beyond the ``batch_running`` sequences the batch itself may have queued."""
         if self.queues.get(model_id).waiting > 0:
             return True
         load = self._engine_load(model_id)
-        if load is None:
-            return False
-        if "interactive_waiting" in load:
-            return load["interactive_waiting"] > 0
-        return load.get("waiting", 0) > batch_running
+        return load is not None and load[1] > batch_running
 
     def may_start(self, model_id: str, batch_running: int) -> bool:
         if self.contended(model_id, batch_running):
@@ -49,6 +43,5 @@ class Gate:
         load = self._engine_load(model_id)
         if load is None:   # a model not served: the request fails at once, as it should
             return True
-        slots = load["slots"]
-        return not slots or \
-            load.get("active", 0) + load.get("waiting", 0) + 1 + self.reserve_slots <= slots
+        active, waiting, slots = load
+        return slots is None or active + waiting + 1 + self.reserve_slots <= slots

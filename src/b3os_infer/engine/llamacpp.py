@@ -57,7 +57,6 @@ from .lanes import Lane, Slot, pick_slot
 from .load_progress import LoadProgress
 from .memory_plan import KvBudget, available_memory
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
-from .priority import interactive_first, prompt_chunk, this_step, unseated_interactive
 from .reasoning import ReasoningTracker
 from .samplers import sampler_chain
 
@@ -225,7 +224,6 @@ class LlamaCppEngine:
         )
         self._inbox: queue.Queue[_Sequence | None] = queue.Queue()
         self._waiting: list[_Sequence] = []
-        self._interactive_unseated = 0   # interactive sequences left without a slot
         self._active: list[_Sequence] = []
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -353,10 +351,7 @@ class LlamaCppEngine:
         return self._thread is not None and self._thread.is_alive() and not self._stopping
 
     def load(self) -> dict[str, int]:
-        """Also ``interactive_waiting``: interactive sequences the last admission left
-        without a slot (engine/priority.py; the batch runner preempts for them)."""
-        return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize(),
-                "interactive_waiting": self._interactive_unseated}
+        return {"active": len(self._active), "waiting": len(self._waiting) + self._inbox.qsize()}
 
     def kv_usage(self) -> KvUsage:
         """Tokens the slots hold in KV, of all lanes' cells; read from the slots' token
@@ -397,9 +392,8 @@ class LlamaCppEngine:
             self._reap_cancelled()
             self._move_outgrown()
             self._admit()
-            running = this_step(self._active)   # interactive work first (priority.py)
             for lane in self._lanes:
-                members = [s for s in running if s.lane is lane and not s.moving]
+                members = [s for s in self._active if s.lane is lane and not s.moving]
                 if not members:
                     continue
                 try:
@@ -445,7 +439,7 @@ class LlamaCppEngine:
 
     def _admit(self) -> None:
         still: list[_Sequence] = []
-        for candidate in interactive_first(self._waiting):
+        for candidate in self._waiting:
             lane = self._lane_for(candidate.request)
             if lane is None:
                 still.append(candidate)
@@ -471,7 +465,6 @@ class LlamaCppEngine:
             if row is not None:  # its whole prompt is in KV, its next logits still here
                 self._sample(candidate, row)
         self._waiting = still
-        self._interactive_unseated = unseated_interactive(still)
 
     def _copy_slot(self, lane: Lane, source: Slot, target: Slot) -> None:
         """Copy a running sequence's KV into a free slot (done at the next decode).
@@ -638,7 +631,7 @@ class LlamaCppEngine:
         for sequence in members:
             if budget <= 0 or len(sequence.feed) <= 1:
                 continue
-            take = min(prompt_chunk(sequence, budget), len(sequence.feed))
+            take = min(budget, len(sequence.feed))
             n = self._put(lane, n, sequence, take)
             budget -= take
             if sequence.progress is not None:

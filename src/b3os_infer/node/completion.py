@@ -11,7 +11,6 @@ from contextlib import aclosing
 
 from ..core import ChatEvent, Finished, Started, TextDelta, TextRequest, Usage
 from ..engine.base import NOT_A_TOKEN, Admitted, GenerationDone, GenerationRequest
-from ..engine.priority import current_priority
 from ..observe.context import observed_reply, watch_generation
 from ..stops import StopMatcher
 from .chat import ChatModel, prompt_usage
@@ -26,8 +25,7 @@ async def stream_text(model: ChatModel, request: TextRequest, so_far: Usage | No
     model.check_logit_bias(request.sampling)
     generation = GenerationRequest(prompt=request.prompt,
                                    max_tokens=min(request.max_tokens, room),
-                                   sampling=request.sampling, top_logprobs=request.top_logprobs,
-                                   priority=current_priority())
+                                   sampling=request.sampling, top_logprobs=request.top_logprobs)
     stops = StopMatcher(request.stop)
     cached = generated = 0
     so_far = Usage() if so_far is None else so_far
