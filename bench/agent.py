@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,11 +106,10 @@ def is_first_token(event: dict[str, Any]) -> bool:
     return event.get("type") == "content_block_delta"
 
 
-async def send(client: httpx.AsyncClient, server: Server, body: dict[str, Any]) -> Reply:
+async def events(client: httpx.AsyncClient, server: Server,
+                 body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    """The events of one streamed Messages request; a refusal or a streamed error raises."""
     headers = {**server.headers, "anthropic-version": "2023-06-01"}
-    started = time.perf_counter()
-    first: float | None = None
-    usage = Usage()
     async with client.stream("POST", server.messages_url, headers=headers,
                              json=body) as response:
         if response.status_code != 200:
@@ -122,9 +121,17 @@ async def send(client: httpx.AsyncClient, server: Server, body: dict[str, Any]) 
             event = json.loads(line[5:])
             if event.get("type") == "error":
                 raise RuntimeError(f"{server.name} streamed an error: {event}")
-            usage.read(event)
-            if first is None and is_first_token(event):
-                first = time.perf_counter()
+            yield event
+
+
+async def send(client: httpx.AsyncClient, server: Server, body: dict[str, Any]) -> Reply:
+    started = time.perf_counter()
+    first: float | None = None
+    usage = Usage()
+    async for event in events(client, server, body):
+        usage.read(event)
+        if first is None and is_first_token(event):
+            first = time.perf_counter()
     finished = time.perf_counter()
     return Reply(ttft=(first or finished) - started, total=finished - started,
                  computed_tokens=usage.computed, cached_tokens=usage.cached)

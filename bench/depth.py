@@ -11,7 +11,6 @@ end of the stream, so no prefill is in it.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from .agent import Usage, is_first_token, recorded, replay
+from .agent import Usage, events, is_first_token, recorded, replay
 from .servers import Server
 
 TOKENS = 64
@@ -56,28 +55,17 @@ def request(body: dict[str, Any], model: str, prompt: str) -> dict[str, Any]:
 
 
 async def send(client: httpx.AsyncClient, server: Server, message: dict[str, Any]) -> Reply:
-    headers = {**server.headers, "anthropic-version": "2023-06-01"}
     started = time.perf_counter()
     first: float | None = None
     usage = Usage()
     output, stop = 0, ""
-    async with client.stream("POST", server.messages_url, headers=headers,
-                             json=message) as response:
-        if response.status_code != 200:
-            raise RuntimeError(f"{server.name} answered {response.status_code}: "
-                               f"{(await response.aread())[:500]!r}")
-        async for line in response.aiter_lines():
-            if not line.startswith("data:"):
-                continue
-            event = json.loads(line[5:])
-            if event.get("type") == "error":
-                raise RuntimeError(f"{server.name} streamed an error: {event}")
-            usage.read(event)
-            if event.get("type") == "message_delta":
-                output = int((event.get("usage") or {}).get("output_tokens") or output)
-                stop = str((event.get("delta") or {}).get("stop_reason") or stop)
-            if first is None and is_first_token(event):
-                first = time.perf_counter()
+    async for event in events(client, server, message):
+        usage.read(event)
+        if event.get("type") == "message_delta":
+            output = int((event.get("usage") or {}).get("output_tokens") or output)
+            stop = str((event.get("delta") or {}).get("stop_reason") or stop)
+        if first is None and is_first_token(event):
+            first = time.perf_counter()
     finished = time.perf_counter()
     first = first or finished
     return Reply(first - started, finished - first, usage.computed + usage.cached,
