@@ -20,7 +20,7 @@ def check_headers(response: httpx.Response) -> None:
     assert RID.fullmatch(response.headers["x-request-id"])
     assert response.headers["request-id"] == response.headers["x-request-id"]
     # the phases over when the headers left (docs/metrics.md), then total
-    assert re.fullmatch(r"((queue|prefill|decode);dur=\d+(\.\d+)?, )*total;dur=\d+(\.\d+)?",
+    assert re.fullmatch(r"((load|queue|prefill|decode);dur=\d+(\.\d+)?, )*total;dur=\d+(\.\d+)?",
                         response.headers["server-timing"])
 
 
