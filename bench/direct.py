@@ -40,12 +40,12 @@ class OurEngine:
 
     async def __aenter__(self) -> OurEngine:
         from b3os_infer.compose import load_gguf_model
-        from b3os_infer.config import EngineConfig, ModelConfig
+        from b3os_infer.config import EngineConfig, LlamacppModel
         from b3os_infer.openai_api.decode import decode_chat_request
 
         setup = self.setup
         self.model = load_gguf_model(
-            ModelConfig(path=setup.model_path, context_window=setup.context_window),
+            LlamacppModel(path=setup.model_path, context_window=setup.context_window),
             EngineConfig(threads=setup.threads, parallel=setup.parallel), b"bench")
         self.request, _ = decode_chat_request({"model": self.model.card.id, "max_tokens": 1,
                                                "temperature": 0.0,

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp
 
 from .app import create_app, create_edge_app, create_node_app
 from .compose import register, server_tools
-from .config import Config, ConfigError, Home, ModelConfig, load_config
+from .config import Config, ConfigError, Home, LlamacppModel, load_config
 from .edge.build import edge_state, expiry, key_store
 from .edge.fleet import MissingSecret, node_secret
 from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
@@ -65,7 +65,7 @@ def _serve_model(config: Config, model: str) -> None:
     if hub.is_reference(model):
         name, path = hub.served(model, Home.resolve().models)
         config.models = []
-        config.model = ModelConfig(id=name, path=str(path))
+        config.model = LlamacppModel(id=name, path=str(path))
     else:
         _serve_pack(config, find(model))
 
@@ -73,7 +73,7 @@ def _serve_model(config: Config, model: str) -> None:
 def _serve_pack(config: Config, pack: Pack) -> None:
     """``--model NAME``: the installed pack instead of the configured models."""
     config.models = []
-    config.model = ModelConfig(id=pack.model_id, pack=pack.name)
+    config.model = LlamacppModel(id=pack.model_id, pack=pack.name)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -154,7 +154,7 @@ def _run(config: Config, host: str, port: int, secret: bytes, build: AppBuilder)
 
 
 def _register_installed(registry: ModelRegistry, config: Config,
-                        secret: bytes) -> list[ModelConfig]:
+                        secret: bytes) -> list[LlamacppModel]:
     """The home's installed models beside the configured ones, each loaded on demand; one
     that cannot be read is left out with a warning."""
     if not config.loading.installed:

@@ -7,8 +7,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import assert_never
 
-from .config import Config, EngineConfig, Home, ModelConfig, kv_budget
+from .config import (
+    BertModel,
+    ChatModelConfig,
+    Config,
+    EngineConfig,
+    Home,
+    LlamacppModel,
+    ModelBasics,
+    ModelConfig,
+    ScriptedModel,
+    UpstreamModel,
+    kv_budget,
+)
 from .engine.base import Engine, EngineInfo, GrammarCompiler
 from .engine.devices import Placement, device_name, gpu_backend, gpu_offload
 from .engine.gbnf import GbnfCompiler
@@ -56,7 +69,7 @@ def register(registry: ModelRegistry, model: ModelConfig, engine: EngineConfig,
              secret: bytes, *, cache_dir: Path | None = None) -> None:
     """Add one configured model to the registry under its kind (a GGUF is read, not
     loaded: it loads on its first request, or at start with ``preload``)."""
-    if model.kind == "embedding":
+    if isinstance(model, BertModel):
         registry.add_embedding(load_embedding_model(model))
         return
     try:
@@ -67,7 +80,7 @@ def register(registry: ModelRegistry, model: ModelConfig, engine: EngineConfig,
     registry.add(chat, preload=model.preload)
 
 
-def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
+def load_embedding_model(model: BertModel) -> EmbeddingModel:
     """A sentence-transformers directory (default: the embedded all-MiniLM-L6-v2)."""
     directory = Path(model.path) if model.path else default_embedding_path()
     if not (directory / "model.safetensors").is_file():
@@ -86,15 +99,19 @@ def load_embedding_model(model: ModelConfig) -> EmbeddingModel:
     return EmbeddingModel(card, embedder, prefixes)
 
 
-def load_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
+def load_model(model: ChatModelConfig, engine: EngineConfig, secret: bytes, *,
                cache_dir: Path | None = None, keeper: Keeper | None = None) -> ChatModel:
     """``cache_dir``: where the embedded engine saves long prefixes (None: nowhere);
     ``keeper``: the node's bounds on loaded models (default: a keeper of its own)."""
-    if model.engine == "upstream":
-        return load_upstream_model(model, secret)
-    if model.engine == "scripted":
-        return load_scripted_model(model, secret)
-    return load_gguf_model(model, engine, secret, cache_dir=cache_dir, keeper=keeper)
+    match model:
+        case UpstreamModel():
+            return load_upstream_model(model, secret)
+        case ScriptedModel():
+            return load_scripted_model(model, secret)
+        case LlamacppModel():
+            return load_gguf_model(model, engine, secret, cache_dir=cache_dir, keeper=keeper)
+        case _:
+            assert_never(model)
 
 
 def load_tokenizer(source: str) -> Tokenizer:
@@ -107,7 +124,7 @@ def load_tokenizer(source: str) -> Tokenizer:
                             "tokenizer directory)")
 
 
-def gguf_path(model: ModelConfig) -> Path:
+def gguf_path(model: LlamacppModel) -> Path:
     """The model's GGUF: its path, its installed pack, else the embedded default."""
     if model.path:
         return Path(model.path)
@@ -116,7 +133,7 @@ def gguf_path(model: ModelConfig) -> Path:
     return default_model_path()
 
 
-def load_gguf_model(model: ModelConfig, engine: EngineConfig, secret: bytes, *,
+def load_gguf_model(model: LlamacppModel, engine: EngineConfig, secret: bytes, *,
                     cache_dir: Path | None = None, keeper: Keeper | None = None) -> ChatModel:
     """A GGUF on the embedded engine, loaded on its first request (node/lifecycle.py):
     its vocabulary, chat template and name are read now, without the weights."""
@@ -167,7 +184,7 @@ def _llama_settings(path: Path, window: int | None, engine: EngineConfig,
     )
 
 
-def _served_card(chat: ChatModel, model: ModelConfig, served: EngineInfo) -> None:
+def _served_card(chat: ChatModel, model: ModelBasics, served: EngineInfo) -> None:
     """The card after a load: the window the KV plan gave, and the device."""
     chat.card = replace(chat.card, context_window=served.context_window,
                         max_output_tokens=max_output_tokens(served.context_window,
@@ -175,9 +192,8 @@ def _served_card(chat: ChatModel, model: ModelConfig, served: EngineInfo) -> Non
                         device=served.device)
 
 
-def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
+def load_upstream_model(model: UpstreamModel, secret: bytes) -> ChatModel:
     """A model served by an engine over HTTP; its tokenizer and template live here."""
-    assert model.url and model.flavour and model.tokenizer
     tokenizer = load_tokenizer(model.tokenizer)
     info = tokenizer.info
     window = model.context_window or info.trained_window
@@ -192,13 +208,13 @@ def load_upstream_model(model: ModelConfig, secret: bytes) -> ChatModel:
     return _chat_model(model, name, engine, template, secret, trained=info.trained_window)
 
 
-def load_scripted_model(model: ModelConfig, secret: bytes) -> ChatModel:
+def load_scripted_model(model: ScriptedModel, secret: bytes) -> ChatModel:
     """A model that answers from a script (tests, demos); see docs/scripted-engine.md."""
-    assert model.script
     return scripted_model(model, ScriptedEngine(load_script(Path(model.script))), secret)
 
 
-def scripted_model(model: ModelConfig, engine: ScriptedEngine, secret: bytes) -> ChatModel:
+def scripted_model(model: ModelBasics, engine: ScriptedEngine, secret: bytes) -> ChatModel:
+    """A chat model answered by ``engine``: only the keys every model has are read."""
     template = ChatTemplate(engine.chat_template, bos_token=engine.bos_token,
                             eos_token=engine.eos_token)
     return _chat_model(model, model.display_name or model.id, engine, template, secret,
@@ -226,7 +242,7 @@ def _grammars(engine: Engine) -> GrammarCompiler | None:
     return GbnfCompiler() if engine.info.applies_grammars else None
 
 
-def _chat_model(model: ModelConfig, name: str, engine: Engine, template: ChatTemplate,
+def _chat_model(model: ModelBasics, name: str, engine: Engine, template: ChatTemplate,
                 secret: bytes, *, trained: int | None) -> ChatModel:
     window = engine.info.context_window
     profile = detect_profile(template.source)

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp
 
 from b3os_infer.app import create_app
 from b3os_infer.compose import load_embedding_model, scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import BertModel, ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
 from b3os_infer.edge.limits import LimitsConfig
@@ -86,7 +86,7 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
 
         async def build(script: Script | Sequence[Reply] | Reply, *,
                         model: str = SCRIPTED_MODEL,
-                        embeddings: Sequence[ModelConfig] = (),
+                        embeddings: Sequence[BertModel] = (),
                         limits: LimitsConfig | None = None,
                         server_tools: ServerTools | None = None,
                         scopes: tuple[str, ...] = DEFAULT_SCOPES) -> ScriptedApp:
@@ -98,7 +98,7 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
             stack.push_async_callback(edge.limiter.close)
             engine = ScriptedEngine(_script(script))
             registry = ModelRegistry()
-            registry.add(scripted_model(ModelConfig(id=model, engine="scripted"), engine,
+            registry.add(scripted_model(ModelBasics(id=model), engine,
                                         SECRET))
             for embedding in embeddings:  # real embedding models (numpy, small) beside it
                 registry.add_embedding(load_embedding_model(embedding))

@@ -11,13 +11,13 @@ import numpy as np
 import openai
 import pytest
 
-from b3os_infer.config import ModelConfig, default_embedding
+from b3os_infer.config import BertModel, default_embedding
 from b3os_infer.engine.script import Reply
 
 pytestmark = pytest.mark.anyio
 
 MODEL = default_embedding().id
-PREFIXED = ModelConfig(id="b3os/minilm-prefixed", kind="embedding", engine="bert",
+PREFIXED = BertModel(id="b3os/minilm-prefixed", kind="embedding", engine="bert",
                        query_prefix="query: ", document_prefix="passage: ")
 TEXTS = ["A man is eating food.", "A man is eating a piece of bread.",
          "A man is riding a horse."]

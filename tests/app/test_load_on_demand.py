@@ -24,7 +24,7 @@ import pytest
 
 from b3os_infer.app import create_app
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
 from b3os_infer.edge.state import EdgeState
@@ -72,7 +72,7 @@ class Node:
 
 def on_demand_model(registry: ModelRegistry, builds: Builds, model_id: str, text: str):  # noqa: ANN201
     engine = ScriptedEngine(Script(replies=(Reply(text=text, repeat=True),)))
-    chat = scripted_model(ModelConfig(id=model_id, engine="scripted"), engine, SECRET)
+    chat = scripted_model(ModelBasics(id=model_id), engine, SECRET)
     chat.engine = OnDemandEngine(model_id, builds.loader(model_id, engine), engine,
                                  engine.info, registry.keeper, Residency(300, 2**20))
     registry.add(chat)

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from b3os_infer.app import create_app
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.limits import LimitsConfig
@@ -75,7 +75,7 @@ async def metered(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
             stack.callback(edge.ledger.close)
             engine = ScriptedEngine(Script(replies=replies))
             registry = ModelRegistry()
-            registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"), engine,
+            registry.add(scripted_model(ModelBasics(id=MODEL), engine,
                                         b"metrics-tests-secret"))
             await registry.start()
             stack.push_async_callback(registry.close)

@@ -13,7 +13,7 @@ import pytest
 
 from b3os_infer.app import create_edge_app, create_node_app
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
 from b3os_infer.edge.nodes import NodePool
@@ -47,7 +47,7 @@ async def test_the_edge_carries_a_missing_server_tools_scope_to_the_node(tmp_pat
     _, denied = keys.create("denied", ("infer", "models:read"))
     engine = ScriptedEngine(Script(replies=(Reply(CALL), Reply("Found it."))))
     registry = ModelRegistry()
-    registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"), engine,
+    registry.add(scripted_model(ModelBasics(id=MODEL), engine,
                                 SECRET.encode()))
     node_port, edge_port = free_port(), free_port()
     edge_url = f"http://127.0.0.1:{edge_port}"

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message
 
 from b3os_infer.app import create_edge_app, create_node_app
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import ModelBasics
 from b3os_infer.edge import forward
 from b3os_infer.edge.callbacks import Tickets
 from b3os_infer.edge.db import open_database
@@ -137,7 +137,7 @@ async def _fleet() -> AsyncIterator[Fleet]:
     apps: dict[str, ASGIApp] = {}
     for host, engine in engines.items():
         registry = ModelRegistry()
-        registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"), engine,
+        registry.add(scripted_model(ModelBasics(id=MODEL), engine,
                                     SECRET.encode()))
         apps[host] = create_node_app(registry, SECRET, Metrics())
     nodes = Nodes(apps)
@@ -348,7 +348,7 @@ async def test_the_edge_app_keeps_sessions_on_their_nodes_and_counts_it_in_its_m
     node_apps = {}
     for port, engine in engines.items():
         registry = ModelRegistry()
-        registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"), engine,
+        registry.add(scripted_model(ModelBasics(id=MODEL), engine,
                                     SECRET.encode()))
         node_apps[port] = create_node_app(registry, SECRET)
     urls = [f"http://127.0.0.1:{port}" for port in engines]

@@ -23,7 +23,7 @@ from sqlalchemy import event
 
 from b3os_infer.app import create_app
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.state import EdgeState
@@ -70,7 +70,7 @@ async def slow_edge(tmp_path) -> AsyncIterator[tuple[object, str, SlowStatements
         edge = EdgeState.for_keys(keys)
         stack.callback(edge.ledger.close)
         registry = ModelRegistry()
-        registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"),
+        registry.add(scripted_model(ModelBasics(id=MODEL),
                                     ScriptedEngine(SCRIPT), b"slow-db-secret"))
         await registry.start()
         stack.push_async_callback(registry.close)

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from b3os_infer.app import create_app, create_edge_app, create_node_app
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import ModelConfig
+from b3os_infer.config import ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
 from b3os_infer.edge.nodes import NodePool
@@ -51,7 +51,7 @@ def _tracing(exporter: InMemorySpanExporter) -> Tracing:
 
 def _registry(*replies: Reply) -> ModelRegistry:
     registry = ModelRegistry()
-    registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"),
+    registry.add(scripted_model(ModelBasics(id=MODEL),
                                 ScriptedEngine(Script(replies)), SECRET.encode()))
     return registry
 

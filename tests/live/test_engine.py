@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from b3os_infer.config import EngineConfig, ModelConfig
+from b3os_infer.config import EngineConfig, LlamacppModel
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
 from support.engines import loaded_gguf
@@ -15,7 +15,7 @@ from support.engines import loaded_gguf
 @pytest.fixture(scope="module")
 def model():
     # a fixed budget, not a share of this machine's memory: two lanes on every machine
-    chat = loaded_gguf(ModelConfig(), EngineConfig(parallel=4, kv_memory_mib=2560),
+    chat = loaded_gguf(LlamacppModel(), EngineConfig(parallel=4, kv_memory_mib=2560),
                            b"test-secret")
     asyncio.run(chat.engine.start())
     yield chat

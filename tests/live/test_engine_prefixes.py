@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from b3os_infer.config import EngineConfig, ModelConfig
+from b3os_infer.config import EngineConfig, LlamacppModel
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
 from b3os_infer.engine.disk_cache import MAGIC, _read_header
@@ -31,12 +31,12 @@ def engine_config(**overrides: Any) -> EngineConfig:
 
 
 def load(cache_dir: Path | None, **overrides: Any) -> ChatModel:
-    return loaded_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
+    return loaded_gguf(LlamacppModel(context_window=8192), engine_config(**overrides),
                        b"test-secret", cache_dir=cache_dir)
 
 
 async def loading(cache_dir: Path | None, **overrides: Any) -> ChatModel:
-    return await loading_gguf(ModelConfig(context_window=8192), engine_config(**overrides),
+    return await loading_gguf(LlamacppModel(context_window=8192), engine_config(**overrides),
                               b"test-secret", cache_dir=cache_dir)
 
 
@@ -104,7 +104,7 @@ def test_two_conversations_with_the_same_long_system_prompt_share_it(model):
 
 def lanes_model() -> ChatModel:
     """4 short slots of 2,304 tokens and one of the whole 8,192 (the budget allows no more)."""
-    return loaded_gguf(ModelConfig(context_window=8192),
+    return loaded_gguf(LlamacppModel(context_window=8192),
                            engine_config(kv_memory_mib=400, long_slots=1), b"test-secret")
 
 
@@ -121,7 +121,7 @@ def test_a_small_budget_gives_short_slots_and_a_long_one():
 def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_so(caplog):
     """100 MiB holds 4,551 tokens of SmolLM2's KV: one slot of 4,352 instead of 8,192."""
     caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
-    chat = loaded_gguf(ModelConfig(context_window=8192), engine_config(kv_memory_mib=100),
+    chat = loaded_gguf(LlamacppModel(context_window=8192), engine_config(kv_memory_mib=100),
                            b"test-secret")
     try:
         assert [(lane.slots, lane.window) for lane in chat.engine.plan.lanes] == [(1, 4352)]
@@ -152,7 +152,7 @@ def test_a_share_of_the_memory_available_less_the_model_file_sizes_the_lanes(cap
 
 def test_gpu_layers_on_a_build_without_a_gpu_backend_serve_on_the_cpu_and_say_why(caplog):
     caplog.set_level("INFO", logger="b3os_infer.engine.llamacpp")
-    chat = loaded_gguf(ModelConfig(context_window=2048),
+    chat = loaded_gguf(LlamacppModel(context_window=2048),
                            engine_config(kv_memory_mib=100, gpu_layers=20), b"test-secret")
     try:
         assert chat.card.device == chat.engine.info.device == "cpu"

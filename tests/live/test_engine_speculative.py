@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from b3os_infer.config import EngineConfig, ModelConfig
+from b3os_infer.config import EngineConfig, LlamacppModel
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
 from b3os_infer.node.chat import ChatModel
@@ -29,7 +29,7 @@ COPYING = (f"Repeat this text exactly, twice:\n\n{PARAGRAPH}",
 
 
 def load(speculative: bool) -> Iterator[ChatModel]:
-    chat = loaded_gguf(ModelConfig(), EngineConfig(parallel=4, kv_memory_mib=1024,
+    chat = loaded_gguf(LlamacppModel(), EngineConfig(parallel=4, kv_memory_mib=1024,
                                                    speculative=speculative), b"test-secret")
     asyncio.run(chat.engine.start())
     yield chat

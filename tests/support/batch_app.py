@@ -22,7 +22,7 @@ import openai
 from b3os_infer.app import create_app
 from b3os_infer.batches.service import BatchService
 from b3os_infer.compose import scripted_model
-from b3os_infer.config import BatchSettings, ModelConfig
+from b3os_infer.config import BatchSettings, ModelBasics
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
 from b3os_infer.edge.limits import LimitsConfig
@@ -87,7 +87,7 @@ async def batch_app(tmp_path: Path, replies: Sequence[Reply], *,
         stack.callback(edge.ledger.close)
         engine = ScriptedEngine(Script(replies=tuple(replies)))
         registry = ModelRegistry()
-        registry.add(scripted_model(ModelConfig(id=MODEL, engine="scripted"), engine, SECRET))
+        registry.add(scripted_model(ModelBasics(id=MODEL), engine, SECRET))
         await registry.start()
         stack.push_async_callback(registry.close)
         service = BatchService(database, edge, keys, registry, settings)

@@ -36,7 +36,7 @@ def test_batches_settings_come_from_the_config_and_are_checked(tmp_path):
     assert (settings.concurrency, settings.reserve_slots, settings.expires_after_seconds) == \
         (2, 0, 3600)
     path.write_text("[batches]\nconcurrency = 0\n")
-    with pytest.raises(ConfigError, match=r"\[batches\]: concurrency should be at least 1"):
+    with pytest.raises(ConfigError, match=r"\[batches\]: concurrency should be an integer >= 1"):
         load_config(path)
     path.write_text("[batches]\nparallel = 3\n")
     with pytest.raises(ConfigError, match="unknown key 'parallel'"):

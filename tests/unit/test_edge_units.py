@@ -8,13 +8,15 @@ import time
 
 import pytest
 
-from b3os_infer.config import ConfigError, load_config
+from b3os_infer.config import ConfigError, ModelLimits, load_config
 from b3os_infer.core import Usage
 from b3os_infer.edge.accounting import EdgeAccounting
 from b3os_infer.edge.body import read_body, replay, requested_model
+from b3os_infer.edge.build import concurrency as edge_concurrency
 from b3os_infer.edge.build import expiry
+from b3os_infer.edge.build import limits as edge_limits
 from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.limits import LimitsConfig, MemoryLimiter, ModelLimits
+from b3os_infer.edge.limits import LimitsConfig, MemoryLimiter
 from b3os_infer.edge.queue import QueueConfig, Queues
 from b3os_infer.edge.ratelimit_headers import anthropic_headers, openai_headers
 from b3os_infer.edge.state import EdgeState
@@ -114,11 +116,11 @@ def test_limits_and_concurrency_tables(tmp_path):
                     '[limits."b3os/smollm2-135m-instruct"]\nrequests_per_minute = 60\n'
                     '[concurrency.default]\nrunning = 2\n[edge]\nmax_body_bytes = 1000\n')
     config = load_config(path)
-    model = config.limits.for_model("b3os/smollm2-135m-instruct")
+    model = edge_limits(config).for_model("b3os/smollm2-135m-instruct")
     assert model.requests_per_minute == 60
     assert model.output_tokens_per_minute == 80_000
-    assert config.limits.for_model("other").requests_per_minute == 600
-    assert config.concurrency.for_model("x").running == 2
+    assert edge_limits(config).for_model("other").requests_per_minute == 600
+    assert edge_concurrency(config).for_model("x").running == 2
     assert config.edge.max_body_bytes == 1000
     for bad, word in [('[limits.default]\nrequests_per_minit = 1\n', "requests_per_minit"),
                       ('[limits.default]\nrequests_per_minute = 0\n', ">= 1"),

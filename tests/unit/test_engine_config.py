@@ -50,7 +50,7 @@ def test_wrong_accelerator_settings_are_refused_with_the_key_named(tmp_path):
     refused(tmp_path, "gpu_layers = true\n", r"gpu_layers should be an integer >= 0")
     refused(tmp_path, 'gpu_layers = "all"\n', r"gpu_layers should be an integer >= 0")
     refused(tmp_path, "main_gpu = 0.5\n", r"main_gpu should be an integer >= 0")
-    refused(tmp_path, 'tensor_split = "3,1"\n', r"tensor_split should be list")
+    refused(tmp_path, 'tensor_split = "3,1"\n', r"tensor_split should be a list of numbers")
     refused(tmp_path, "tensor_split = [3, -1]\n", r"tensor_split should be a list of numbers")
     refused(tmp_path, "tensor_split = [0, 0]\n", r"tensor_split should be a list of numbers")
     refused(tmp_path, 'tensor_split = ["a"]\n', r"tensor_split should be a list of numbers")

@@ -154,7 +154,7 @@ def test_the_metrics_table_of_the_config_file(tmp_path: Path):
     config = load_config(path)
     assert (config.metrics.token, config.metrics.key_labels) == ("t0ken", True)
     path.write_text('[metrics]\nkey_labels = "yes"\n')
-    with pytest.raises(ConfigError, match="key_labels should be bool"):
+    with pytest.raises(ConfigError, match="key_labels should be true or false"):
         load_config(path)
     path.write_text('[metrics]\nport = 9100\n')
     with pytest.raises(ConfigError, match="unknown key 'port'"):

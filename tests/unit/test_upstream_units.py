@@ -137,14 +137,24 @@ tokenizer = "/models/qwen"
 
 @pytest.mark.parametrize("text, words", [
     ('[model]\nid = "x"\n[[models]]\nid = "y"\n', "either [model] or [[models]]"),
-    ('[[models]]\nid = "b"\nengine = "upstream"\nflavour = "vllm"\n', "needs url and flavour"),
+    ('[[models]]\nid = "b"\nengine = "upstream"\nflavour = "vllm"\n',
+     "[[models]] #1: url is required by upstream models"),
     ('[[models]]\nid = "b"\nengine = "upstream"\nflavour = "tgi"\nurl = "http://x"\n',
-     "needs url and flavour"),
+     "flavour should be one of vllm, sglang, llama-server, llama-cpp-python"),
     ('[[models]]\nid = "b"\nengine = "upstream"\nflavour = "vllm"\nurl = "http://x"\n',
-     "needs tokenizer"),
+     "tokenizer is required by upstream models"),
     ('[[models]]\nid = "a"\n[[models]]\nid = "a"\n', "ids must differ"),
     ('[[models]]\nid = "a"\nkind = "image"\n', "kind 'image' is not served"),
-    ('[[models]]\nid = "a"\nkind = "embedding"\n', "engine should be one of bert"),
+    ('[[models]]\nid = "a"\nkind = "embedding"\nengine = "llamacpp"\n',
+     "an embedding model's engine should be one of bert"),
+    ('[[models]]\nid = "a"\nengine = "vllm"\n',
+     "engine should be one of llamacpp, upstream, scripted, bert"),
+    ('[[models]]\nid = "a"\nurl = "http://x"\n',
+     "url is read by upstream models only; this one's engine is llamacpp"),
+    ('[[models]]\nid = "a"\nengine = "bert"\nkind = "chat"\n',
+     "a chat model's engine should be one of llamacpp, upstream, scripted"),
+    ('[[models]]\nengine = "scripted"\nscript = "s.json"\n',
+     "[[models]] #1: every model needs an id"),
     ('[[models]]\nid = "a"\nflavor = "vllm"\n', "unknown key 'flavor'"),
 ])
 def test_bad_model_tables_are_refused_with_a_reason(tmp_path, text, words):

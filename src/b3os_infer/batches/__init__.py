@@ -1,6 +1,6 @@
 """Batches: Anthropic's Message Batches and OpenAI's Files + Batch API on the local engine.
 
-- ``BatchSettings`` (in ``config.py``, ``[batches]``): how many batch sequences run,
+- ``BatchSettings`` (``config/sections.py``, ``[batches]``): how many batch sequences run,
   file and batch limits, expiry;
 - ``tables`` and ``store``: batches, their requests and uploaded files in the edge database,
   read and written through ``async_store`` on the edge's database threads;

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 
+from ..config import ModelLimits
 from ..core import Usage
 from ..edge.accounting import model_not_allowed, refunds
 from ..edge.keys import KeyRecord
-from ..edge.limits import ModelLimits
 from ..edge.state import EdgeState
 from ..errors import RateLimited
 

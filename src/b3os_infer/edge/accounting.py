@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import math
 
+from ..config import ModelLimits
 from ..core import Usage
 from ..errors import ClientDisconnected, Overloaded, PermissionDenied, RateLimited
 from .keys import KeyRecord
-from .limits import ModelLimits, Snapshot
+from .limits import Snapshot
 from .state import EdgeState
 
 

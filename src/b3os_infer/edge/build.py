@@ -6,13 +6,13 @@ import os
 import re
 from datetime import UTC, datetime, timedelta
 
-from ..config import Config, Home
+from ..config import Config, Home, per_model
 from ..observe.metrics import Metrics
 from .db import database_url, open_database
 from .keys import KeyStore
-from .limits import Limiter, MemoryLimiter
+from .limits import Limiter, LimitsConfig, MemoryLimiter
 from .placement import Balance
-from .queue import Queues
+from .queue import QueueConfig, Queues
 from .redis_limits import RedisLimiter
 from .state import EdgeState
 from .usage import UsageLedger
@@ -32,9 +32,19 @@ def limiter(config: Config) -> Limiter:
     return RedisLimiter(url)
 
 
+def limits(config: Config) -> LimitsConfig:
+    """The ``[limits.*]`` tables as the edge applies them."""
+    return LimitsConfig(*per_model(config.limits))
+
+
+def concurrency(config: Config) -> QueueConfig:
+    """The ``[concurrency.*]`` tables as the edge applies them."""
+    return QueueConfig(*per_model(config.concurrency))
+
+
 def edge_state(config: Config, keys: KeyStore) -> EdgeState:
-    return EdgeState(keys=keys, ledger=UsageLedger(keys.engine), limits=config.limits,
-                     limiter=limiter(config), queues=Queues(config.concurrency),
+    return EdgeState(keys=keys, ledger=UsageLedger(keys.engine), limits=limits(config),
+                     limiter=limiter(config), queues=Queues(concurrency(config)),
                      max_body_bytes=config.edge.max_body_bytes,
                      metrics=Metrics(config.metrics),
                      body_timeout_seconds=config.edge.body_timeout_seconds,

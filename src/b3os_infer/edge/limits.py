@@ -17,20 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..config import ModelLimits
+
 BUCKETS = ("requests", "input_tokens", "output_tokens")
 INPUT, OUTPUT = 1, 2
-
-
-@dataclass(frozen=True)
-class ModelLimits:
-    requests_per_minute: int = 600
-    input_tokens_per_minute: int = 400_000
-    output_tokens_per_minute: int = 80_000
-
-    @property
-    def capacities(self) -> tuple[int, int, int]:
-        return (self.requests_per_minute, self.input_tokens_per_minute,
-                self.output_tokens_per_minute)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..config import QueueLimits
 from ..errors import Overloaded
-
-
-@dataclass(frozen=True)
-class QueueLimits:
-    running: int = 16
-    waiting: int = 64
 
 
 @dataclass(frozen=True)

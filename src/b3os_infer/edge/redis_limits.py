@@ -12,8 +12,9 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from ..config import ModelLimits
 from ..errors import Overloaded
-from .limits import BUCKETS, Decision, ModelLimits, Snapshot, snapshot
+from .limits import BUCKETS, Decision, Snapshot, snapshot
 
 log = logging.getLogger(__name__)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..config import DEFAULT_MAX_BODY_BYTES
 from ..observe.metrics import Metrics
 from .key_gate import KeyGate
 from .keys import KeyStore
@@ -14,8 +15,6 @@ from .placement import Balance
 from .queue import QueueConfig, Queues
 from .stored_responses import ResponseTable
 from .usage import UsageLedger
-
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
 @dataclass

@@ -10,13 +10,13 @@ the routes the server has (``route_label``), a key id appears only with
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.base import kv_usage
 from .context import Generation, Observation
@@ -42,12 +42,17 @@ class Watched(Protocol):
     def load(self) -> dict[str, int]: ...
 
 
-@dataclass
-class MetricsConfig:
-    """``[metrics]``: who may scrape besides admin keys, and whether keys are labels."""
+class MetricsConfig(BaseModel):
+    """``[metrics]``: who may scrape besides admin keys, and whether keys are labels. A
+    table of the config file like those of ``config/sections.py`` (which this layer does
+    not import): unknown keys and wrong types are refused."""
 
-    token: str | None = None      # a bearer token for scrapers (or B3OS_INFER_METRICS_TOKEN)
-    key_labels: bool = False      # key ids as a label of requests and token counters
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    token: str | None = Field(default=None, description="a bearer token for scrapers besides admin "
+                              "keys (or B3OS_INFER_METRICS_TOKEN)")
+    key_labels: bool = Field(default=False, description="key ids as a label of the request and "
+                             "token counters")
 
 
 class _Scraped(Collector):
