@@ -249,6 +249,7 @@ def _chat_model(model: ModelBasics, name: str, engine: Engine, template: ChatTem
     card = ModelCard(id=model.id, display_name=name, kind=model.kind,
                      context_window=window,
                      max_output_tokens=max_output_tokens(window, model.max_output_tokens),
+                     default_output_tokens=model.default_output_tokens,
                      capabilities=capabilities(profile, engine), profile=profile.name,
                      trained_context_window=trained, device=engine.info.device)
     return ChatModel(card=card, engine=engine, template=template, profile=profile,

@@ -254,7 +254,9 @@ class ChatRequest:
     model: str
     messages: list[Message]
     system: str | None = None
-    max_tokens: int = 256
+    # the most the reply may write, as the client asked; None: it did not say (the model's
+    # default output cap, ``node/output_cap.py``)
+    max_tokens: int | None = None
     stop: list[str] = field(default_factory=list)
     sampling: Sampling = field(default_factory=Sampling)
     tools: list[Tool] = field(default_factory=list)
@@ -278,7 +280,8 @@ class TextRequest:
 
     model: str
     prompt: list[int]
-    max_tokens: int = 16
+    # None: the model's default output cap, as for chat
+    max_tokens: int | None = 16
     stop: list[str] = field(default_factory=list)
     sampling: Sampling = field(default_factory=Sampling)
     top_logprobs: int | None = None
@@ -376,6 +379,18 @@ class ServerToolResult:
 
 ChatEvent = (Started | TextDelta | ThinkingDelta | ThinkingEnd | ToolCallStart | ToolCallDelta
              | ToolCallEnd | TokenLogprob | Finished | ServerToolCall | ServerToolResult)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The reply's usage up to here: what it has used if it is cut short now. The node's
+    streams carry it after every counted token; the generation service takes it out, so
+    no encoder sees it."""
+
+    usage: Usage
+
+
+NodeEvent = ChatEvent | Counted
 
 
 @dataclass

@@ -10,19 +10,33 @@ from starlette.responses import Response
 
 from .anthropic.errors import error_frame as anthropic_error_frame
 from .anthropic.errors import error_response as anthropic_error
-from .errors import InferError
+from .errors import InferError, in_terms_of
 from .http.formats import BASE, api_for_path
 from .observe.context import note_error
+from .openai_api.errors import (
+    CHAT_PARAMS,
+    COMPLETIONS_PARAMS,
+    RESPONSES_PARAMS,
+    responses_error_frame,
+)
 from .openai_api.errors import error_frame as openai_error_frame
 from .openai_api.errors import error_response as openai_error
-from .openai_api.errors import responses_error_frame
+
+
+def _openai_params(path: str) -> dict[str, str]:
+    """How the OpenAI route of ``path`` names the node's neutral params."""
+    if path.startswith(BASE + "/responses"):
+        return RESPONSES_PARAMS
+    if path.startswith(BASE + "/completions"):
+        return COMPLETIONS_PARAMS
+    return CHAT_PARAMS
 
 
 def error_response(path: str, error: InferError, request_id: str | None) -> Response:
     note_error(error.code)
     if api_for_path(path) == "anthropic":
         return anthropic_error(error, request_id)
-    return openai_error(error)
+    return openai_error(in_terms_of(error, _openai_params(path)))
 
 
 def error_event(path: str, error: InferError, request_id: str | None,
@@ -35,4 +49,4 @@ def error_event(path: str, error: InferError, request_id: str | None,
         return anthropic_error_frame(error, request_id)
     if path.startswith(BASE + "/responses"):
         return responses_error_frame(error, events_sent)
-    return openai_error_frame(error)
+    return openai_error_frame(in_terms_of(error, _openai_params(path)))

@@ -3,9 +3,18 @@
 Each error knows its HTTP status, a stable b3os `code` and the offending `param`
 (a field path such as ``messages[0].content``). The wire packages map these to
 their own envelopes in one place each (``anthropic/errors.py``, ``openai/errors.py``).
+
+The node and the engines name what they refuse in neutral words (``NEUTRAL_PARAMS``, none
+of them a field of any API): ``turns`` (the messages or prompt the model reads,
+``turns[2].content[0]``), ``output_cap`` and ``output_schema``. Each API's errors module
+names them as its own fields (``in_terms_of``); a param the wire decoders set is already
+the client's.
 """
 
 from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
 
 
 class InferError(Exception):
@@ -127,3 +136,21 @@ def model_not_available(name: str) -> NotFound:
         code="model_not_available",
         param="model",
     )
+
+
+NEUTRAL_PARAMS = ("turns", "output_cap", "output_schema")
+
+
+def in_terms_of(error: InferError, names: Mapping[str, str]) -> InferError:
+    """The error with a neutral ``param`` named as an API names that field (a copy; the
+    error itself is left as it was raised)."""
+    param = error.param
+    if param is None:
+        return error
+    cut = min((i for i in (param.find("."), param.find("[")) if i >= 0), default=len(param))
+    head = param[:cut]
+    if head not in names:
+        return error
+    renamed = copy.copy(error)
+    renamed.param = names[head] + param[cut:]
+    return renamed

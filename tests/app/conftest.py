@@ -81,7 +81,8 @@ def _script(script: Script | Sequence[Reply] | Reply) -> Script:
 async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
     """``await scripted_app(script)``: a Script, a list of Reply, or one Reply; ``limits``
     replaces the built-in per-minute limits; ``server_tools`` is the node's server-tool
-    service (default: none configured); ``scopes`` are the test key's."""
+    service (default: none configured); ``scopes`` are the test key's;
+    ``default_output_tokens`` is the model's configured default output cap."""
     async with AsyncExitStack() as stack:
 
         async def build(script: Script | Sequence[Reply] | Reply, *,
@@ -89,7 +90,8 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
                         embeddings: Sequence[BertModel] = (),
                         limits: LimitsConfig | None = None,
                         server_tools: ServerTools | None = None,
-                        scopes: tuple[str, ...] = DEFAULT_SCOPES) -> ScriptedApp:
+                        scopes: tuple[str, ...] = DEFAULT_SCOPES,
+                        default_output_tokens: int | None = None) -> ScriptedApp:
             database = open_database(f"sqlite:///{tmp_path / f'edge-{id(script)}.sqlite3'}")
             stack.callback(database.dispose)
             keys = KeyStore(database)
@@ -98,8 +100,8 @@ async def scripted_app(tmp_path: Path) -> AsyncIterator[ScriptedAppFactory]:
             stack.push_async_callback(edge.limiter.close)
             engine = ScriptedEngine(_script(script))
             registry = ModelRegistry()
-            registry.add(scripted_model(ModelBasics(id=model), engine,
-                                        SECRET))
+            basics = ModelBasics(id=model, default_output_tokens=default_output_tokens)
+            registry.add(scripted_model(basics, engine, SECRET))
             for embedding in embeddings:  # real embedding models (numpy, small) beside it
                 registry.add_embedding(load_embedding_model(embedding))
             await registry.start()

@@ -12,10 +12,11 @@ from b3os_infer.anthropic.decode import (
     SYSTEM_ROLE_MESSAGE,
     decode_count_tokens_request,
     decode_messages_request,
-    lower_max_tokens,
 )
 from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart, ToolsChangedPart
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
+from b3os_infer.node.models import ModelCard
+from b3os_infer.node.output_cap import capped
 from b3os_infer.wire import kind_rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "anthropic.md"
@@ -205,6 +206,11 @@ def test_a_system_message_with_tool_changes_is_refused_with_the_wording_clients_
     assert info.value.message == SYSTEM_ROLE_MESSAGE and info.value.param == "messages[1].role"
 
 
+def _card(limit: int) -> ModelCard:
+    return ModelCard(id="m", display_name="m", kind="chat", context_window=32768,
+                     max_output_tokens=limit)
+
+
 @pytest.mark.parametrize("thinking,limit,budget", [
     ({"type": "adaptive", "display": "updates"}, 2000, 1000),   # 2048 (high) > half
     ({"type": "adaptive"}, 8192, 2048),
@@ -213,12 +219,12 @@ def test_a_system_message_with_tool_changes_is_refused_with_the_wording_clients_
 def test_lowering_max_tokens_lowers_a_thinking_budget_that_no_longer_fits(thinking, limit,
                                                                           budget):
     request, _ = decode_messages_request(base(max_tokens=32000, thinking=thinking))
-    lower_max_tokens(request, limit)
+    request = capped(request, _card(limit))
     assert request.max_tokens == limit
     assert request.thinking is not None and request.thinking.budget_tokens == budget
 
 
 def test_a_max_tokens_within_the_limit_is_left_alone():
     request, _ = decode_messages_request(base(max_tokens=100, thinking={"type": "adaptive"}))
-    lower_max_tokens(request, 8192)
+    request = capped(request, _card(8192))
     assert request.max_tokens == 100 and request.thinking.budget_tokens == 50

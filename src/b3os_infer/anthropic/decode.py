@@ -10,7 +10,6 @@ unique tool names, thinking budgets, tool_use/tool_result pairing) at exact path
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..core import (
@@ -332,26 +331,6 @@ def _thinking(params: PromptParams, max_tokens: int | None) -> Thinking | None:
     if max_tokens is not None:
         budget = max(1, min(budget, max_tokens // 2))
     return Thinking(budget, display, adaptive=True)
-
-
-def lower_max_tokens(request: ChatRequest, limit: int) -> None:
-    """A ``max_tokens`` above what the model can write is lowered to ``limit``, not refused
-    (as on every API here: clients send 16,384 to 128,000 for models they do not know). A
-    thinking budget that no longer fits is lowered with it: adaptive ones to at most half
-    of it, as they were decoded; an explicit one that reaches it to half of it."""
-    if request.max_tokens <= limit:
-        return
-    request.max_tokens = limit
-    thinking = request.thinking
-    if thinking is None:
-        return
-    half = max(1, limit // 2)
-    budget = thinking.budget_tokens
-    if thinking.adaptive:
-        budget = min(budget, half)
-    elif budget >= limit:
-        budget = half
-    request.thinking = replace(thinking, budget_tokens=budget)
 
 
 def _output_schema(params: PromptParams) -> JsonObject | None:

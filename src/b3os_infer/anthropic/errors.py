@@ -6,7 +6,7 @@ import math
 
 from starlette.responses import Response
 
-from ..errors import InferError
+from ..errors import InferError, in_terms_of
 from ..http.sse import named_frame
 from .wire.responses import B3osError, ErrorObject, ErrorResponse
 
@@ -23,11 +23,17 @@ _TYPES = {
 }
 
 
+# the node's neutral params (``errors.py``) as this API names them
+PARAM_NAMES = {"turns": "messages", "output_cap": "max_tokens",
+               "output_schema": "output_config.format"}
+
+
 def error_type(status: int) -> str:
     return _TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
 
 
 def error_body(error: InferError, request_id: str | None) -> ErrorResponse:
+    error = in_terms_of(error, PARAM_NAMES)
     return ErrorResponse(error=ErrorObject(type=error_type(error.status), message=error.message),
                          b3os=B3osError(code=error.code, param=error.param),
                          request_id=request_id)

@@ -12,6 +12,7 @@ and a test keeps them equal.
 
 from __future__ import annotations
 
+from ..node.output_cap import OutputCapRule
 from ..wire import Rule, kind_rules, policy_rules, render_tables
 from .wire.kinds import CONTENT_BLOCKS, CONTEXT_EDITS, TOOL_CHANGES, TOOL_TYPES
 from .wire.params import (
@@ -23,6 +24,10 @@ from .wire.params import (
 from .wire.tools import ToolParam
 
 MESSAGES_FIELDS = policy_rules(MessageCreateParams)
+
+# `max_tokens` is required here; above what the model can write it is lowered
+# (node/output_cap.py)
+OUTPUT_CAP = OutputCapRule("max_tokens")
 COUNT_TOKENS_FIELDS = policy_rules(MessageCountTokensParams)
 TOOL_FIELDS = policy_rules(ToolParam)
 CLEAR_TOOL_USES_FIELDS = policy_rules(ClearToolUsesEditParam)
@@ -60,7 +65,7 @@ def render_markdown() -> str:
 
 
 __all__ = ["CLEAR_THINKING_FIELDS", "CLEAR_TOOL_USES_FIELDS", "CONTENT_BLOCKS", "CONTEXT_EDITS",
-           "COUNT_TOKENS_FIELDS", "HEADERS_AND_QUERY", "MESSAGES_FIELDS",
+           "COUNT_TOKENS_FIELDS", "HEADERS_AND_QUERY", "MESSAGES_FIELDS", "OUTPUT_CAP",
            "TOOL_CHANGES", "TOOL_FIELDS", "TOOL_TYPES", "render_markdown"]
 
 if __name__ == "__main__":

@@ -9,23 +9,22 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import ids
-from ..core import Usage
 from ..errors import NotFound
-from ..http.accounting import admit
+from ..generation.service import chat_reply, plan_chat
 from ..http.allowance import allowed_models, allows_scope
 from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, opened
 from ..http.requests import json_body, request_id
-from ..node.chat import ChatModel, fold
+from ..node.chat import ChatModel
 from ..node.context_edits import PromptCounter, edit_context
+from ..node.folding import fold
 from ..node.lifecycle import load_state
 from ..node.registry import ModelRegistry
 from ..node.server_tools.access import SCOPE, service_for
-from ..node.server_tools.loop import with_server_tools
 from ..node.server_tools.runner import ServerTools
 from ..observe.context import note_response_id
 from ..pagination import page_window
-from .decode import decode_count_tokens_request, decode_messages_request, lower_max_tokens
+from .decode import decode_count_tokens_request, decode_messages_request
 from .diagnostics import diagnosis
 from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
 from .wire.responses import (
@@ -51,18 +50,12 @@ def _json(body: ResponseModel) -> Response:
 async def create_message(request: Request) -> Response:
     chat, stream = decode_messages_request(await json_body(request))
     model = _registry(request).get(chat.model)
-    lower_max_tokens(chat, model.card.max_output_tokens)
     prompts = PromptCounter(model.prompt)
     edited = edit_context(chat, prompts.count)
-    chat = edited.request
-    prompt = prompts.prompt(chat)
-    model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
+    chat, prompt = plan_chat(model, edited.request, prompts.prompt)
     tools = service_for(chat, allows_scope(request.scope, SCOPE),
                         getattr(request.app.state, "server_tools", None))
-    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
-    so_far = Usage()
-    events = admission.watch(with_server_tools(model, tools, chat, prompt, so_far),
-                             so_far=lambda: so_far)
+    events = await chat_reply(request, model, chat, prompt, tools)
     message_id = ids.message_id()
     note_response_id(message_id)
     diagnose = diagnosis(request.app.state.prompt_prints, chat, message_id, len(prompt.tokens))

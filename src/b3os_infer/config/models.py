@@ -35,6 +35,10 @@ class ModelBasics(Section):
     max_output_tokens: int | None = Field(default=None, ge=1, description="the most one reply may "
                                           "write; a larger max_tokens is lowered to it (unset: "
                                           "8192 or half the window, the lesser)")
+    default_output_tokens: int | None = Field(default=None, ge=1, description="the cap of a "
+                                              "reply whose request names none (unset: "
+                                              "max_output_tokens, bounded by the room left "
+                                              "in the window)")
     preload: bool = Field(default=True, description="load at start as well as on the first request")
     keep_alive: int = Field(default=300, ge=-1, description="idle seconds before it is unloaded "
                             "(-1: never; 0: as soon as it is idle)")

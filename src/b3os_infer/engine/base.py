@@ -66,10 +66,10 @@ NOT_A_TOKEN = -1   # TokenEvent.token of text that is no generated token (a deco
 def check_fits(request: GenerationRequest, window: int) -> None:
     """What every engine refuses before it starts: no prompt, or more than the window."""
     if not request.prompt:
-        raise InvalidRequest("the prompt is empty", param="messages")
+        raise InvalidRequest("the prompt is empty", param="turns")
     if len(request.prompt) + request.max_tokens > window:
         raise InvalidRequest("the prompt and max_tokens exceed the context window",
-                             param="max_tokens")
+                             param="output_cap")
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TypeVar, cast
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..errors import InferError, InternalError
+from ..errors import InferError, InternalError, in_terms_of
 from .cancellation import cancellable
 from .requests import CURRENT_REQUEST_ID
 
@@ -44,6 +44,13 @@ def as_infer_error(exc: BaseException) -> InferError:
     log.error("request %s: unexpected failure", rid, exc_info=exc)
     return InternalError("the server failed while handling this request; it has been logged"
                          + (f" under {rid}" if rid else ""))
+
+
+def infer_error_in(names: Mapping[str, str]) -> Callable[[BaseException], InferError]:
+    """``as_infer_error`` for a stream whose API names the neutral params by ``names``."""
+    def convert(exc: BaseException) -> InferError:
+        return in_terms_of(as_infer_error(exc), names)
+    return convert
 
 
 def endpoint(handler: Handler) -> Handler:

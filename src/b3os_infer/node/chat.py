@@ -8,40 +8,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from ..core import (
-    ChatEvent,
     ChatRequest,
-    ChatResult,
-    Finished,
-    Part,
+    NodeEvent,
     Sampling,
-    ServerToolCall,
-    ServerToolCallPart,
-    ServerToolResult,
-    ServerToolResultPart,
-    Started,
-    StopReason,
-    TextDelta,
-    TextPart,
-    ThinkingDelta,
-    ThinkingEnd,
     ThinkingPart,
     TokenLogprob,
     Tool,
-    ToolCallEnd,
-    ToolCallPart,
-    ToolCallStart,
-    Usage,
 )
 from ..engine.base import (
-    NOT_A_TOKEN,
-    Admitted,
     Engine,
-    GenerationDone,
     GenerationRequest,
     Grammar,
     GrammarCompiler,
@@ -49,11 +29,13 @@ from ..engine.base import (
     TokenEvent,
 )
 from ..errors import InvalidRequest, UnsupportedParameter
-from ..observe.context import observed_reply, watch_generation
+from ..observe.context import observed_reply
 from ..stops import StopMatcher
 from .chat_template import ChatTemplate
+from .decoding import TokenLoop
 from .grammar import json_grammar, tool_call_grammar
 from .models import ModelCard
+from .output_cap import output_cap
 from .profiles import THINK_CLOSE, THINK_END, THINK_OPEN, THINK_START, ModelProfile
 from .prompting import PromptBuilder, template_tools
 from .reply import ReplyParser
@@ -101,12 +83,12 @@ class ChatModel:
                         not self.signer.verify(part.thinking, part.signature):
                     raise InvalidRequest(
                         f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
-                        code="invalid_signature", param=f"messages[{i}].content[{j}]")
+                        code="invalid_signature", param=f"turns[{i}].content[{j}]")
 
     def render(self, request: ChatRequest) -> tuple[str, bool]:
         """The prompt text, and whether it leaves the reply inside a reasoning section."""
         if not request.messages:
-            raise InvalidRequest("messages: at least one message is required", param="messages")
+            raise InvalidRequest("at least one message is required", param="turns")
         self._verify_thinking(request)
         tools = self._listed_tools(request)
         builder = PromptBuilder(self.profile,
@@ -144,7 +126,7 @@ class ChatModel:
         cut = rendered.rfind(prefix) if prefix else -1
         if cut < 0:
             raise InvalidRequest("the final assistant message could not be continued with "
-                                 "this model's chat template", param="messages")
+                                 "this model's chat template", param="turns")
         return rendered[: cut + len(prefix)]
 
     def prompt(self, request: ChatRequest) -> Prompt:
@@ -159,7 +141,7 @@ class ChatModel:
 
     # ---- generation ------------------------------------------------------------
 
-    def room(self, tokens: list[int], param: str = "messages") -> int:
+    def room(self, tokens: list[int], param: str = "turns") -> int:
         """Tokens left for the reply after the prompt, which must fit the window."""
         window = self.card.context_window
         if len(tokens) >= window:
@@ -183,8 +165,8 @@ class ChatModel:
         if self.grammars is None:
             raise UnsupportedParameter(f"structured output is not available on "
                                        f"{self.card.id}: its engine applies no grammars",
-                                       param="response_schema")
-        return json_grammar(self.grammars, request.response_schema, param="response_schema")
+                                       param="output_schema")
+        return json_grammar(self.grammars, request.response_schema, param="output_schema")
 
     @cached_property
     def _think_close_tokens(self) -> list[int]:
@@ -206,7 +188,7 @@ class ChatModel:
                 budget=request.thinking.budget_tokens, end_marker=THINK_END,
                 close_tokens=self._think_close_tokens,
                 start_marker=THINK_START if prompt.model_decides else None)
-        return GenerationRequest(prompt=prompt.tokens, max_tokens=min(request.max_tokens, room),
+        return GenerationRequest(prompt=prompt.tokens, max_tokens=min(self.cap(request), room),
                                  sampling=request.sampling, grammar=self._grammar(request),
                                  reasoning=reasoning, top_logprobs=request.top_logprobs)
 
@@ -219,13 +201,16 @@ class ChatModel:
                     for piece, lp in ((self.engine.token_bytes(t), lp) for t, lp in event.top))
         return TokenLogprob(data.decode("utf-8", "replace"), data, event.logprob, top)
 
+    def cap(self, request: ChatRequest) -> int:
+        """The most the reply may write before the window's room bounds it."""
+        return output_cap(request.max_tokens, self.card)
+
     @observed_reply("chat")
-    async def stream(self, request: ChatRequest, prompt: Prompt | None = None,
-                     so_far: Usage | None = None) -> AsyncGenerator[ChatEvent, None]:
-        """The reply as events; pass ``prompt`` when it was already counted, and ``so_far``
-        to have the usage up to now kept in it (what a reply cut short had used)."""
+    async def stream(self, request: ChatRequest, prompt: Prompt | None = None
+                     ) -> AsyncGenerator[NodeEvent, None]:
+        """The reply as events (``decoding.py``); pass ``prompt`` when it was already
+        counted."""
         prompt = prompt or self.prompt(request)
-        so_far = Usage() if so_far is None else so_far
         generation = self.generation(request, prompt)
         omitted = request.thinking is not None and not request.thinking.shown
         tools = self._tools(request)
@@ -233,47 +218,12 @@ class ChatModel:
             thinking=prompt.opens_thinking, may_think=prompt.model_decides, tools=bool(tools),
             tool_names=frozenset(t.name for t in tools), show_thinking=not omitted,
             sign=lambda text: self.signer.sign(text, omitted=omitted))
-        stops = StopMatcher(request.stop)
-        generated = cached = thought = 0
-        engine_events = self.engine.generate(generation)
-        async with aclosing(watch_generation(self.card.id, generation, engine_events)) as events:
+        loop = TokenLoop(self.card.id, generation, self.cap(request), parser,
+                         StopMatcher(request.stop),
+                         self.scored if request.top_logprobs is not None else None)
+        async with aclosing(loop.events(self.engine)) as events:
             async for event in events:
-                if isinstance(event, Admitted):
-                    cached = event.cached_tokens
-                    started = _usage(prompt, cached, 0, 0)
-                    so_far.input_tokens, so_far.cached_tokens = started.input_tokens, cached
-                    yield Started(started)
-                    continue
-                if isinstance(event, GenerationDone):
-                    cached = event.cached_tokens   # an upstream engine tells it only now
-                    for out in _stop_text(parser.finish(), stops):
-                        if isinstance(out, Finished):
-                            yield _with_usage(out, _usage(prompt, cached, generated, thought))
-                            return
-                        yield out
-                    tail = stops.flush()
-                    if tail:
-                        yield TextDelta(tail)
-                    reason = _stop_reason(event, request, bool(parser.calls))
-                    usage = _usage(prompt, cached, event.generated_tokens, thought)
-                    usage.drafted_tokens = event.drafted_tokens
-                    usage.accepted_tokens = event.accepted_tokens
-                    yield Finished(reason, None, usage)
-                    return
-                counted = 0 if event.token == NOT_A_TOKEN else 1
-                generated += counted
-                thought += counted if parser.in_reasoning else 0
-                so_far.output_tokens, so_far.reasoning_tokens = generated, thought
-                was_text = parser.in_text
-                replies = _stop_text(parser.feed(event.text), stops)
-                scored = self.scored(event) if request.top_logprobs is not None else None
-                if scored is not None and was_text and parser.in_text:
-                    yield scored
-                for out in replies:
-                    if isinstance(out, Finished):
-                        yield _with_usage(out, _usage(prompt, cached, generated, thought))
-                        return
-                    yield out
+                yield event
 
 
 def _opens_section(prompt: str) -> bool:
@@ -281,94 +231,4 @@ def _opens_section(prompt: str) -> bool:
     return prompt.rstrip().endswith(THINK_START)
 
 
-def _stop_reason(done: GenerationDone, request: ChatRequest, called: bool) -> StopReason:
-    """A cut reply stopped at the caller's limit, or earlier, where the window was full."""
-    if done.reason == "length":
-        return "length" if done.generated_tokens >= request.max_tokens else "window"
-    return "tool_calls" if called else "end"
-
-
-def _stop_text(events: list[ChatEvent], stops: StopMatcher) -> list[ChatEvent]:
-    """Text events through the stop matcher; a match ends the list with ``Finished``."""
-    out: list[ChatEvent] = []
-    for event in events:
-        if not isinstance(event, TextDelta):
-            out.append(event)
-            continue
-        safe, matched = stops.feed(event.text)
-        if safe:
-            out.append(TextDelta(safe))
-        if matched is not None:
-            out.append(Finished("stop_string", matched, Usage()))
-            return out
-    return out
-
-
-def prompt_usage(prompt_tokens: int, cached: int, generated: int, thought: int = 0) -> Usage:
-    """Anthropic's counting: ``input_tokens`` excludes the prompt tokens read from cache."""
-    return Usage(input_tokens=prompt_tokens - cached, output_tokens=generated,
-                 cached_tokens=cached, reasoning_tokens=min(thought, generated))
-
-
-def _usage(prompt: Prompt, cached: int, generated: int, thought: int) -> Usage:
-    return prompt_usage(len(prompt.tokens), cached, generated, thought)
-
-
-def _with_usage(finished: Finished, usage: Usage) -> Finished:
-    return Finished(finished.stop_reason, finished.stop_sequence,
-                    replace(usage, output_tokens=max(usage.output_tokens, 1)))
-
-
-async def fold(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:
-    """A whole reply from its events: the non-streaming form of the same generation."""
-    folder = Folder()
-    async with aclosing(events):
-        async for event in events:
-            if isinstance(event, Finished):
-                return folder.result(event)
-            folder.add(event)
-    raise RuntimeError("the generation ended without a final event")
-
-
-class Folder:
-    """Events of one reply gathered into its parts."""
-
-    def __init__(self) -> None:
-        self.parts: list[Part] = []
-        self.logprobs: list[TokenLogprob] | None = None
-        self._thinking: list[str] = []
-        self._call: ToolCallStart | None = None
-
-    def add(self, event: ChatEvent) -> None:
-        if isinstance(event, TextDelta):
-            self._text(event.text)
-        elif isinstance(event, ThinkingDelta):
-            self._thinking.append(event.text)
-        elif isinstance(event, ThinkingEnd):
-            self.parts.append(ThinkingPart("".join(self._thinking), event.signature))
-        elif isinstance(event, ToolCallStart):
-            self._call = event
-        elif isinstance(event, ToolCallEnd) and self._call is not None:
-            self.parts.append(ToolCallPart(self._call.id, self._call.name, event.input))
-        elif isinstance(event, TokenLogprob):
-            if self.logprobs is None:
-                self.logprobs = []
-            self.logprobs.append(event)
-        elif isinstance(event, ServerToolCall | ServerToolResult):
-            self.parts.append(ServerToolCallPart(event.id, event.name, event.input)
-                              if isinstance(event, ServerToolCall)
-                              else ServerToolResultPart(event.call_id, event.outcome))
-
-    def _text(self, text: str) -> None:
-        last = self.parts[-1] if self.parts else None
-        if isinstance(last, TextPart):
-            self.parts[-1] = TextPart(last.text + text)
-        else:
-            self.parts.append(TextPart(text))
-
-    def result(self, finished: Finished) -> ChatResult:
-        return ChatResult(self.parts, finished.stop_reason, finished.stop_sequence,
-                          finished.usage, self.logprobs)
-
-
-__all__ = ["ChatModel", "Folder", "Prompt", "fold"]
+__all__ = ["ChatModel", "Prompt"]

@@ -26,7 +26,7 @@ class TemplateRaised(InvalidRequest):
 
 def _raise_exception(message: str) -> None:
     raise TemplateRaised(f"the model's chat template refused this conversation: {message}",
-                         param="messages")
+                         param="turns")
 
 
 def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
@@ -74,5 +74,5 @@ class ChatTemplate:
             raise
         except TemplateError as exc:
             raise InvalidRequest(f"the model's chat template could not render this "
-                                 f"conversation: {exc}", param="messages") from exc
+                                 f"conversation: {exc}", param="turns") from exc
 

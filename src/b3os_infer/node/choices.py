@@ -13,7 +13,7 @@ from contextlib import aclosing, suppress
 from dataclasses import dataclass, replace
 
 from ..core import ChatEvent, ChatResult, Finished, Sampling, Usage
-from .chat import Folder
+from .folding import Folder
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,12 @@ def seeded(sampling: Sampling, choice: int) -> Sampling:
 
 
 def total_usage(finals: list[Usage]) -> Usage:
+    """The usage of choices of one prompt: the prompt once, everything else summed."""
     first = finals[0]
     return Usage(first.input_tokens, sum(u.output_tokens for u in finals), first.cached_tokens,
                  sum(u.reasoning_tokens for u in finals),
+                 web_search_requests=sum(u.web_search_requests for u in finals),
+                 web_fetch_requests=sum(u.web_fetch_requests for u in finals),
                  drafted_tokens=sum(u.drafted_tokens for u in finals),
                  accepted_tokens=sum(u.accepted_tokens for u in finals))
 

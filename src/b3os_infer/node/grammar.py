@@ -32,7 +32,7 @@ def schema_gbnf(compiler: GrammarCompiler, schema: dict[str, Any], *, param: str
     try:
         return compiler.json_schema(schema, prop_order)
     except Exception as exc:  # noqa: BLE001 - the converter raises many kinds
-        raise InvalidRequest(f"{param}: this JSON Schema cannot be enforced: {exc}",
+        raise InvalidRequest(f"this JSON Schema cannot be enforced: {exc}",
                              param=param) from exc
 
 

@@ -96,3 +96,5 @@ class ModelCard:
     trained_context_window: int | None = None
     # what computes it: "cpu" or a GPU backend ("cuda", "metal", ...); None: not known here
     device: str | None = None
+    # the cap of a reply whose request names none; None: ``max_output_tokens``
+    default_output_tokens: int | None = None

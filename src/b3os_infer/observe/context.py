@@ -18,7 +18,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, Protocol
 
-from ..core import ChatEvent, Finished, Usage
+from ..core import Finished, NodeEvent, Usage
 from ..engine.base import NOT_A_TOKEN, Admitted, EngineEvent, GenerationRequest, TokenEvent
 
 P = ParamSpec("P")
@@ -203,14 +203,14 @@ async def _watched(observation: Observation, generation: Generation,
                 log.exception("could not record a generation of %s", observation.request_id)
 
 
-def observed_reply(operation: str) -> Callable[[Callable[P, AsyncGenerator[ChatEvent, None]]],
-                                               Callable[P, AsyncGenerator[ChatEvent, None]]]:
+def observed_reply(operation: str) -> Callable[[Callable[P, AsyncGenerator[NodeEvent, None]]],
+                                               Callable[P, AsyncGenerator[NodeEvent, None]]]:
     """Decorates a node's reply stream: its operation (``chat``, ``text_completion``) and
     each ``Finished`` (reason and usage) are noted for the request."""
 
-    def decorate(reply: Callable[P, AsyncGenerator[ChatEvent, None]]
-                 ) -> Callable[P, AsyncGenerator[ChatEvent, None]]:
-        def observed(*args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[ChatEvent, None]:
+    def decorate(reply: Callable[P, AsyncGenerator[NodeEvent, None]]
+                 ) -> Callable[P, AsyncGenerator[NodeEvent, None]]:
+        def observed(*args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[NodeEvent, None]:
             events = reply(*args, **kwargs)
             observation = _current.get()
             if observation is None:
@@ -224,8 +224,8 @@ def observed_reply(operation: str) -> Callable[[Callable[P, AsyncGenerator[ChatE
     return decorate
 
 
-async def _noting(observation: Observation, events: AsyncGenerator[ChatEvent, None]
-                  ) -> AsyncGenerator[ChatEvent, None]:
+async def _noting(observation: Observation, events: AsyncGenerator[NodeEvent, None]
+                  ) -> AsyncGenerator[NodeEvent, None]:
     try:
         async for event in events:
             if isinstance(event, Finished):

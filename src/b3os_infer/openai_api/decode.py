@@ -30,6 +30,7 @@ from ..core import (
 )
 from ..errors import InvalidRequest, UnsupportedParameter
 from ..wire import decode
+from .policy import CHAT_OUTPUT_CAP
 from .sampling import sampling_of
 from .wire.chat import (
     ChatCompletionCreateParams,
@@ -52,7 +53,6 @@ from .wire.tools import (
     ChatCompletionToolChoiceOptionParam,
 )
 
-DEFAULT_MAX_TOKENS = 1024
 EFFORT_BUDGETS = {"minimal": 256, "low": 512, "medium": 1024, "high": 2048, "xhigh": 4096}
 
 
@@ -83,7 +83,7 @@ def chat_options(params: ChatCompletionCreateParams) -> ChatOptions:
 
 def chat_request(params: ChatCompletionCreateParams) -> ChatRequest:
     system, messages = _split_system(_messages(params.messages))
-    max_tokens = params.max_completion_tokens or params.max_tokens or DEFAULT_MAX_TOKENS
+    max_tokens = params.max_completion_tokens or params.max_tokens or CHAT_OUTPUT_CAP.default
     if params.top_logprobs is not None and not params.logprobs:
         raise invalid("top_logprobs", "`logprobs` must be true when `top_logprobs` is set")
     tools = _tools(params.tools or [])
@@ -213,12 +213,14 @@ def _tool_choice(choice: ChatCompletionToolChoiceOptionParam | None, tools: list
     return ToolChoice("named", name, parallel)
 
 
-def reasoning_for(effort: str | None, max_tokens: int) -> Thinking | None:
+def reasoning_for(effort: str | None, max_tokens: int | None) -> Thinking | None:
     """The thinking an OpenAI ``reasoning_effort`` (or Responses ``reasoning.effort``)
-    asks for: its budget, at most half of ``max_tokens``; none for ``none`` or absent."""
+    asks for: its budget, at most half of ``max_tokens`` where the request sets it (else of
+    the cap it gets, ``node/output_cap.py``); none for ``none`` or absent."""
     if effort is None or effort == "none":
         return None
-    return Thinking(max(1, min(EFFORT_BUDGETS[effort], max_tokens // 2)))
+    budget = EFFORT_BUDGETS[effort]
+    return Thinking(budget if max_tokens is None else max(1, min(budget, max_tokens // 2)))
 
 
 def _response_schema(response_format: ResponseFormat | None) -> JsonObject | None:

@@ -6,7 +6,7 @@ import math
 
 from starlette.responses import JSONResponse
 
-from ..errors import InferError
+from ..errors import InferError, in_terms_of
 from ..http.sse import data_frame, named_frame
 from .wire.response_objects import ResponseErrorEvent
 
@@ -18,6 +18,13 @@ _TYPES = {
     500: "server_error",
     503: "overloaded_error",
 }
+
+# the node's neutral params (``errors.py``) as each OpenAI route names them
+CHAT_PARAMS = {"turns": "messages", "output_cap": "max_completion_tokens",
+               "output_schema": "response_format"}
+COMPLETIONS_PARAMS = {"turns": "prompt", "output_cap": "max_tokens"}
+RESPONSES_PARAMS = {"turns": "input", "output_cap": "max_output_tokens",
+                    "output_schema": "text.format"}
 
 # OpenAI has no 529; its SDKs treat 503 as the overloaded answer.
 _STATUS = {529: 503}
@@ -46,6 +53,7 @@ def error_frame(error: InferError) -> bytes:
 
 def responses_error_frame(error: InferError, sequence_number: int) -> bytes:
     """An error after the 200 of a Responses stream: its ``error`` event."""
+    error = in_terms_of(error, RESPONSES_PARAMS)
     event = ResponseErrorEvent(code=error.code, message=error.message, param=error.param,
                                sequence_number=sequence_number)
     return named_frame(event.type, event.to_json())

@@ -11,6 +11,7 @@ refused. ``docs/openai.md`` is rendered from this module
 
 from __future__ import annotations
 
+from ..node.output_cap import OutputCapRule
 from ..wire import Rule, Status, kind_rules, policy_rules, render_tables
 from .wire import kinds
 from .wire.chat import ChatCompletionCreateParams, JSONSchema
@@ -28,6 +29,10 @@ from .wire.messages import (
 from .wire.tools import ChatCompletionMessageFunctionToolCallParam, FunctionDefinition
 
 CHAT_FIELDS = policy_rules(ChatCompletionCreateParams)
+
+# how much a reply may write where the request does not say (node/output_cap.py)
+CHAT_OUTPUT_CAP = OutputCapRule("max_completion_tokens")
+COMPLETIONS_OUTPUT_CAP = OutputCapRule("max_tokens", default=16)   # OpenAI's own default
 COMPLETIONS_FIELDS = policy_rules(CompletionCreateParams)
 EMBEDDINGS_FIELDS = policy_rules(EmbeddingCreateParams)
 MESSAGE_ROLES = kind_rules(kinds.MESSAGE_ROLES)
@@ -86,7 +91,7 @@ def render_markdown() -> str:
     return render_tables(TABLES)
 
 
-__all__ = ["Rule", "names", "render_markdown"]
+__all__ = ["CHAT_OUTPUT_CAP", "COMPLETIONS_OUTPUT_CAP", "Rule", "names", "render_markdown"]
 
 if __name__ == "__main__":
     print(render_markdown())

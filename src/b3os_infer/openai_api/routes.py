@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
@@ -11,15 +10,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import ids
-from ..core import Usage
 from ..errors import model_not_available
-from ..http.accounting import admit
+from ..generation.service import chat_choices, plan_chat
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
-from ..http.endpoint import as_infer_error, endpoint, opened
+from ..http.endpoint import endpoint, infer_error_in, opened
 from ..http.requests import json_body
 from ..node.chat import ChatModel
-from ..node.choices import final_usage, fold_choices, merged, seeded, total_usage
+from ..node.choices import fold_choices
 from ..node.embedding import EmbeddingCard, EmbeddingModel
 from ..node.lifecycle import load_state
 from ..node.models import ModelCard
@@ -29,6 +27,7 @@ from .completions import completions
 from .decode import decode_chat_request
 from .embeddings import create_embeddings
 from .encode import ChunkEncoder, completion_body, encode_chunks
+from .errors import CHAT_PARAMS
 from .responses import (
     cancel_response,
     count_input_tokens,
@@ -48,15 +47,8 @@ def _registry(request: Request) -> ModelRegistry:
 async def chat_completions(request: Request) -> Response:
     chat, options = decode_chat_request(await json_body(request))
     model = _registry(request).get(chat.model)
-    chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
-    prompt = model.prompt(chat)
-    model.room(prompt.tokens)   # a prompt over the window takes nothing from the limits
-    admission = await admit(request, chat.model, len(prompt.tokens),
-                            chat.max_tokens * options.n)
-    so_far = [Usage() for _ in range(options.n)]
-    streams = [model.stream(replace(chat, sampling=seeded(chat.sampling, i)), prompt, so_far[i])
-               for i in range(options.n)]
-    events = admission.watch(merged(streams), final_usage, lambda: total_usage(so_far))
+    chat, prompt = plan_chat(model, chat)
+    events = await chat_choices(request, model, chat, prompt, options.n)
     completion_id, created = ids.completion_id(), int(time.time())
     note_response_id(completion_id)
     if not options.stream:
@@ -67,7 +59,7 @@ async def chat_completions(request: Request) -> Response:
     opening = await opened(events, first_now=load_state(model.engine) == "loaded")
     encoder = ChunkEncoder(completion_id, created, chat.model,
                            include_usage=options.include_usage, logprobs=options.logprobs)
-    frames = encode_chunks(opening, encoder.encode, as_infer_error)
+    frames = encode_chunks(opening, encoder.encode, infer_error_in(CHAT_PARAMS))
     return EventStream(frames)
 
 

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field, replace
 from ...core import (
     ChatEvent,
     ChatRequest,
+    Counted,
     Finished,
     Message,
+    NodeEvent,
     Part,
     ServerToolCall,
     ServerToolCallPart,
@@ -36,7 +38,8 @@ from ...core import (
     ToolChoice,
     Usage,
 )
-from ..chat import ChatModel, Folder, Prompt
+from ..chat import ChatModel, Prompt
+from ..folding import Folder
 from .runner import ServerTools, ToolRun
 
 
@@ -64,8 +67,8 @@ class ServerToolLoop:
         self.usage = Usage()
         self.hidden = False
 
-    async def stream(self, request: ChatRequest, prompt: Prompt, so_far: Usage
-                     ) -> AsyncGenerator[ChatEvent, None]:
+    async def stream(self, request: ChatRequest, prompt: Prompt
+                     ) -> AsyncGenerator[NodeEvent, None]:
         if request.thinking is not None and not request.thinking.shown:
             self.hidden = True
             request = replace(request, thinking=replace(request.thinking,
@@ -75,7 +78,7 @@ class ServerToolLoop:
         for number in range(self.max_steps):
             assert current is not None
             step = _Step()
-            async for event in self._step(current, prompt, step, so_far, first=number == 0):
+            async for event in self._step(current, prompt, step, first=number == 0):
                 yield event
             written.extend(step.folder.parts)
             finished = step.finished
@@ -96,24 +99,24 @@ class ServerToolLoop:
                 return
         yield self._finished("paused", None)
 
-    async def _step(self, request: ChatRequest, prompt: Prompt, step: _Step, so_far: Usage,
-                    *, first: bool) -> AsyncGenerator[ChatEvent, None]:
+    async def _step(self, request: ChatRequest, prompt: Prompt, step: _Step, *,
+                    first: bool) -> AsyncGenerator[NodeEvent, None]:
+        """One generation; its counts are added to those of the steps before it."""
         before = replace(self.usage)
-        usage = Usage()
-        async with aclosing(self.model.stream(request, prompt, usage)) as events:
+        async with aclosing(self.model.stream(request, prompt)) as events:
             async for event in events:
-                _add(so_far, before, usage)
-                if isinstance(event, Finished):
-                    _add(self.usage, before, event.usage)
-                    _add(so_far, before, event.usage)
-                    step.finished = event
-                    return
-                if isinstance(event, Started):
-                    if first:
-                        yield event
-                    continue
-                async for out in self._event(event, step):
-                    yield out
+                match event:
+                    case Finished():
+                        self.usage = _plus(before, event.usage)
+                        step.finished = event
+                        return
+                    case Started():
+                        yield event if first else Counted(_plus(before, event.usage))
+                    case Counted():
+                        yield Counted(_plus(before, event.usage))
+                    case _:
+                        async for out in self._event(event, step):
+                            yield out
 
     async def _event(self, event: ChatEvent, step: _Step) -> AsyncGenerator[ChatEvent, None]:
         if self.hidden and isinstance(event, ThinkingDelta | ThinkingEnd):
@@ -148,7 +151,7 @@ class ServerToolLoop:
                       ) -> tuple[ChatRequest | None, StopReason]:
         """The request that continues the turn after its server-tool results, or None and
         why the turn ends here."""
-        left = request.max_tokens - self.usage.output_tokens
+        left = self.model.cap(request) - self.usage.output_tokens
         if left <= 0:
             return None, "length"
         choice = request.tool_choice
@@ -164,21 +167,21 @@ class ServerToolLoop:
         return Finished(reason, stop_sequence, usage)
 
 
-def _add(total: Usage, base: Usage, step: Usage) -> None:
-    """``total`` := ``base`` + ``step`` (the counts of a reply so far)."""
-    total.input_tokens = base.input_tokens + step.input_tokens
-    total.output_tokens = base.output_tokens + step.output_tokens
-    total.cached_tokens = base.cached_tokens + step.cached_tokens
-    total.reasoning_tokens = base.reasoning_tokens + step.reasoning_tokens
-    total.drafted_tokens = base.drafted_tokens + step.drafted_tokens
-    total.accepted_tokens = base.accepted_tokens + step.accepted_tokens
+def _plus(base: Usage, step: Usage) -> Usage:
+    """The counts of the steps before and of this one."""
+    return Usage(input_tokens=base.input_tokens + step.input_tokens,
+                 output_tokens=base.output_tokens + step.output_tokens,
+                 cached_tokens=base.cached_tokens + step.cached_tokens,
+                 reasoning_tokens=base.reasoning_tokens + step.reasoning_tokens,
+                 drafted_tokens=base.drafted_tokens + step.drafted_tokens,
+                 accepted_tokens=base.accepted_tokens + step.accepted_tokens)
 
 
 def with_server_tools(model: ChatModel, service: ServerTools, request: ChatRequest,
-                      prompt: Prompt, so_far: Usage) -> AsyncGenerator[ChatEvent, None]:
+                      prompt: Prompt) -> AsyncGenerator[NodeEvent, None]:
     """The reply's events: through the loop where the request offers server tools (run by
     ``service``; one without a backend answers each call as ``unavailable``)."""
     if not request.server_tools:
-        return model.stream(request, prompt, so_far)
+        return model.stream(request, prompt)
     loop = ServerToolLoop(model, service.begin(request.server_tools), service.max_steps)
-    return loop.stream(request, prompt, so_far)
+    return loop.stream(request, prompt)

@@ -10,6 +10,7 @@ from typing import Any
 from ...core import TextRequest
 from ...wire import decode
 from ..decode import invalid
+from ..policy import COMPLETIONS_OUTPUT_CAP
 from ..sampling import sampling_of
 from ..wire.common import stop_strings
 from ..wire.completions import CompletionCreateParams
@@ -38,7 +39,8 @@ def decode_completion_request(body: Mapping[str, Any]) -> LegacyRequest:
     if params.echo and params.logprobs is not None:
         raise invalid("echo", "`echo` with `logprobs` would need the prompt's log-"
                       "probabilities, which are not computed")
-    base = TextRequest(model=params.model, prompt=[], max_tokens=params.max_tokens or 16,
+    base = TextRequest(model=params.model, prompt=[],
+                       max_tokens=params.max_tokens or COMPLETIONS_OUTPUT_CAP.default,
                        stop=stop_strings(params.stop), sampling=sampling_of(params),
                        top_logprobs=params.logprobs)
     options = params.stream_options

@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ... import ids
-from ...core import Usage
-from ...http.accounting import admit
+from ...generation.service import text_choices
 from ...http.cancellation import EventStream
-from ...http.endpoint import as_infer_error, endpoint, opened
+from ...http.endpoint import endpoint, infer_error_in, opened
 from ...http.requests import json_body
 from ...node.chat import ChatModel
-from ...node.choices import final_usage, fold_choices, merged, seeded
-from ...node.completion import stream_text
+from ...node.choices import fold_choices
 from ...node.lifecycle import load_state
 from ...observe.context import note_response_id
 from ..decode import invalid
 from ..encode import encode_chunks
+from ..errors import COMPLETIONS_PARAMS
 from .decode import Prompt, decode_completion_request
 from .encode import CompletionEncoder
 
@@ -55,34 +52,16 @@ def _echo_text(model: ChatModel, prompt: Prompt) -> str:
 async def completions(request: Request) -> Response:
     legacy = decode_completion_request(await json_body(request))
     model = request.app.state.registry.get(legacy.model)
-    max_tokens = min(legacy.base.max_tokens, model.card.max_output_tokens)
     texts = [_counted(model, p, "prompt" if len(legacy.prompts) == 1 else f"prompt[{i}]")
              for i, p in enumerate(legacy.prompts)]
-    admission = await admit(request, legacy.model, sum(map(len, texts)),
-                            max_tokens * legacy.n * len(texts))
-    requests = [replace(legacy.base, prompt=tokens, max_tokens=max_tokens,
-                        sampling=seeded(legacy.base.sampling, j))
-                for tokens in texts for j in range(legacy.n)]
-    so_far = [Usage() for _ in requests]
-    streams = [stream_text(model, r, tally) for r, tally in zip(requests, so_far, strict=True)]
-    combine = _per_prompt(legacy.n)
-    events = admission.watch(merged(streams, combine), final_usage, lambda: combine(so_far))
+    events = await text_choices(request, model, texts, legacy.base, legacy.n)
     echoes = [_echo_text(model, p) if legacy.echo else "" for p in legacy.prompts]
     encoder = CompletionEncoder(ids.text_completion_id(), int(time.time()), legacy, echoes)
     note_response_id(encoder.completion_id)
     if not legacy.stream:
-        results, usage = await fold_choices(events, len(streams))
+        results, usage = await fold_choices(events, len(texts) * legacy.n)
         return Response(encoder.body(results, usage).to_json(),
                         media_type="application/json")
     opening = await opened(events, first_now=load_state(model.engine) == "loaded")
-    body = encode_chunks(opening, encoder.chunks, as_infer_error)
+    body = encode_chunks(opening, encoder.chunks, infer_error_in(COMPLETIONS_PARAMS))
     return EventStream(body)
-
-
-def _per_prompt(n: int) -> Callable[[list[Usage]], Usage]:
-    """Usage of all choices: each prompt counted once, every output."""
-    def combine(finals: list[Usage]) -> Usage:
-        firsts = finals[::n]
-        return Usage(sum(u.input_tokens for u in firsts), sum(u.output_tokens for u in finals),
-                     sum(u.cached_tokens for u in firsts))
-    return combine

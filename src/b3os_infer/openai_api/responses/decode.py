@@ -32,7 +32,7 @@ from ...errors import InvalidRequest, UnsupportedParameter
 from ...node.server_tools.functions import function_of
 from ...node.signatures import Signer
 from ...wire import decode
-from ..decode import DEFAULT_MAX_TOKENS, invalid, reasoning_for
+from ..decode import invalid, reasoning_for
 from ..wire.response_create import (
     ENCRYPTED,
     ResponseCreateParams,
@@ -54,6 +54,7 @@ from ..wire.response_items import (
 )
 from ..wire.response_kinds import TABLES
 from ..wire.response_tools import ToolChoiceAllowedParam
+from .policy import OUTPUT_CAP
 from .sealing import unseal
 from .tools import ToolNames, allowed_tools, tool_choice_of, tools_of, web_search_of
 from .web_search_items import replayed_parts
@@ -88,7 +89,7 @@ def response_request(params: ResponseCreateParams, signer: Signer,
     if isinstance(params.tool_choice, ToolChoiceAllowedParam):
         tools = allowed_tools(params.tool_choice, tools, names)
     system, messages = _conversation(params, signer, names, prior)
-    max_tokens = params.max_output_tokens or DEFAULT_MAX_TOKENS
+    max_tokens = params.max_output_tokens or OUTPUT_CAP.default
     parallel = True if params.parallel_tool_calls is None else params.parallel_tool_calls
     chat = ChatRequest(
         model=params.model, messages=messages, system=system, max_tokens=max_tokens,
@@ -107,7 +108,7 @@ def response_request(params: ResponseCreateParams, signer: Signer,
     return chat, options
 
 
-def _thinking(params: ResponseCreateParams, max_tokens: int) -> Thinking | None:
+def _thinking(params: ResponseCreateParams, max_tokens: int | None) -> Thinking | None:
     return reasoning_for(params.reasoning.effort if params.reasoning else None, max_tokens)
 
 

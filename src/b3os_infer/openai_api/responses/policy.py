@@ -6,6 +6,7 @@ them equal."""
 
 from __future__ import annotations
 
+from ...node.output_cap import OutputCapRule
 from ...wire import Rule, kind_rules, policy_rules, render_tables
 from ..wire import response_kinds as kinds
 from ..wire.response_create import (
@@ -30,6 +31,9 @@ from ..wire.response_tools import (
 )
 
 FIELDS = policy_rules(ResponseCreateParams)
+
+# how much a reply may write where the request does not say (node/output_cap.py)
+OUTPUT_CAP = OutputCapRule("max_output_tokens")
 
 TABLES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     ("Request fields of `POST /v1/infer/responses`", FIELDS),

@@ -11,17 +11,16 @@ from pydantic import BaseModel, JsonValue
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...core import ChatEvent, ChatRequest, Usage
+from ...core import ChatEvent, ChatRequest
 from ...errors import InferError
-from ...http.accounting import admit
+from ...generation.service import chat_reply, plan_chat
 from ...http.allowance import allows_scope
 from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint
 from ...http.requests import json_body
 from ...http.sse import PING_COMMENT, named_frame, with_pings
-from ...node.chat import ChatModel, Prompt
+from ...node.chat import ChatModel
 from ...node.server_tools.access import SCOPE
-from ...node.server_tools.loop import with_server_tools
 from ...node.server_tools.runner import ServerTools
 from ...observe.context import note_response_id
 from ..wire.response_create import ResponseCreateParams
@@ -88,30 +87,24 @@ async def _frames(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, No
 
 async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, None],
                  ended: Ended) -> ResponseBody:
-    try:
-        async for event in events:
-            builder.feed(event)
-    except InferError as error:
-        if error.code == "context_length_exceeded":
-            error.param = "input"       # the prompt is made from `input` here
-        raise
+    async for event in events:
+        builder.feed(event)
     await ended(builder.response)
     return builder.response
 
 
 async def _generation(request: Request, model: ChatModel, chat: ChatRequest,
-                      prompt: Prompt, tools: ServerTools) -> AsyncGenerator[ChatEvent, None]:
-    """The reply's events, admitted under the key's limits. A prompt past the window takes
-    nothing from them and fails as the response does (a stream's ``response.failed``, the
-    event Codex acts on)."""
+                      tools: ServerTools | None) -> tuple[ChatRequest, AsyncGenerator[
+                          ChatEvent, None]]:
+    """The request with its cap decided, and the reply's events, admitted under the key's
+    limits. A prompt past the window takes nothing from them and fails as the response
+    does (a stream's ``response.failed``, the event Codex acts on)."""
+    chat, prompt = plan_chat(model, chat)
     try:
         model.room(prompt.tokens)
     except InferError as too_long:
-        return _refused(too_long)
-    admission = await admit(request, chat.model, len(prompt.tokens), chat.max_tokens)
-    so_far = Usage()
-    return admission.watch(with_server_tools(model, tools, chat, prompt, so_far),
-                           so_far=lambda: so_far)
+        return chat, _refused(too_long)
+    return chat, await chat_reply(request, model, chat, prompt, tools)
 
 
 async def _refused(error: InferError) -> AsyncGenerator[ChatEvent, None]:
@@ -150,10 +143,8 @@ async def create_response(request: Request) -> Response:
     tools = _searches(request)
     chat, options = response_request(params, model.signer, kept.prior,
                                      search=tools is not None)
-    chat.max_tokens = min(chat.max_tokens, model.card.max_output_tokens)
-    prompt = model.prompt(chat)
-    events = await _generation(request, model, chat, prompt, tools or ServerTools())
-    builder = ResponseBuilder(_head(params, chat.max_tokens), options.names,
+    chat, events = await _generation(request, model, chat, tools)
+    builder = ResponseBuilder(_head(params, model.cap(chat)), options.names,
                               encrypted=options.encrypted, summaries=options.summaries)
     note_response_id(builder.response.id)
     if not options.stream:

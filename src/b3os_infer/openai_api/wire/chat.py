@@ -64,8 +64,9 @@ class ChatCompletionCreateParams(WireModel):
     messages: Annotated[list[ChatCompletionMessageParam], Field(min_length=1), Supported(
         "required; roles system, developer, user, assistant, tool")]
     max_completion_tokens: Annotated[PositiveInt | None, Supported(
-        "at most the model's output limit (larger values are lowered to it); reasoning "
-        "counts against it")] = None
+        "at most the model's output limit (larger values are lowered to it); absent: the "
+        "model's default output cap (`default_output_tokens`, else that limit), bounded by "
+        "the room left in the window; reasoning counts against it")] = None
     max_tokens: Annotated[PositiveInt | None, Supported(
         "the older spelling of `max_completion_tokens`")] = None
     stream: Annotated[bool | None, Supported(

@@ -29,7 +29,9 @@ class CompletionCreateParams(WireModel):
     prompt: Annotated[Prompt, Supported(
         "required: a string, a list of strings, a list of token ids or a list of such "
         "lists; each prompt gets `n` choices")]
-    max_tokens: Annotated[PositiveInt | None, Supported("default 16, as OpenAI's")] = None
+    max_tokens: Annotated[PositiveInt | None, Supported(
+        "default 16, as OpenAI's; at most the model's output limit (larger values are "
+        "lowered to it)")] = None
     stream: Annotated[bool | None, Supported(
         "`data:` chunks, then `[DONE]`; `: ping` comments while the prompt is processed")
     ] = None

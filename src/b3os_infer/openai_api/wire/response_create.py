@@ -80,8 +80,10 @@ class ResponseCreateParams(WireModel):
     stream_options: Annotated[ResponseStreamOptions | None, Supported(
         "`include_obfuscation` is ignored")] = None
     max_output_tokens: Annotated[PositiveInt | None, Supported(
-        "at most the model's output limit; reasoning counts against it; reaching it ends "
-        "the response `incomplete`")] = None
+        "at most the model's output limit (larger values are lowered to it); absent: the "
+        "model's default output cap (`default_output_tokens`, else that limit), bounded by "
+        "the room left in the window; reasoning counts against it; reaching it ends the "
+        "response `incomplete`")] = None
     temperature: Annotated[Temperature | None, Supported("0 to 2; 0 is greedy")] = None
     top_p: Annotated[TopP | None, Supported("0 to 1")] = None
     tools: Annotated[list[ToolParam] | None, Supported(

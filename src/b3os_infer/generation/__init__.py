@@ -1,0 +1,1 @@
+"""The one generation service behind every generation route (``service.py``)."""
