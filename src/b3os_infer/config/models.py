@@ -13,7 +13,7 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from ..engine.flavours import FLAVOURS
 from ..node.models import DEFAULT_EMBEDDING_ID, DEFAULT_MODEL_ID
 from ..packs import CATALOGUE, model_id
-from .section import Section
+from .section import Section, one_of
 
 KINDS = {"chat": ("llamacpp", "upstream", "scripted"), "embedding": ("bert",)}
 ENGINES = tuple(engine for engines in KINDS.values() for engine in engines)
@@ -91,19 +91,13 @@ class UpstreamModel(ModelBasics):
 
     engine: Literal["upstream"] = Field(default="upstream", description="an engine over HTTP")
     url: str = Field(description="its base URL, e.g. http://gpu1:8000")
-    flavour: str = Field(description="what serves it: " + ", ".join(FLAVOURS))
+    flavour: Annotated[str, one_of(FLAVOURS)] = Field(description="what serves it: "
+                                                      + ", ".join(FLAVOURS))
     tokenizer: str = Field(description="a GGUF file or a Hugging Face tokenizer directory, for "
                            "its chat template and tokens")
     served_name: str | None = Field(default=None, description="the model name it expects "
                                     "(unset: id)")
     api_key: str | None = Field(default=None, description="sent as Authorization: Bearer")
-
-    @field_validator("flavour")
-    @classmethod
-    def _known_flavour(cls, value: str) -> str:
-        if value not in FLAVOURS:
-            raise ValueError(f"should be one of {', '.join(FLAVOURS)}")
-        return value
 
 
 class ScriptedModel(ModelBasics):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import ip_network
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
 from ..engine.kv_cache import DEFAULT_KV_TYPE, KV_TYPES
 from ..engine.memory_plan import DEFAULT_KV_SHARE, KvBudget, parse_share
-from .section import Section
+from .section import Section, one_of
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 BATCH_DAY_SECONDS = 24 * 3600
@@ -38,8 +38,9 @@ class EngineConfig(Section):
     # concurrent streams (docs/benchmarks.md); 4 left the 8-stream target unmet
     parallel: int = Field(default=8, ge=1, description="sequences decoded together")
     batch_tokens: int = Field(default=512, ge=32, description="tokens in one llama.cpp batch")
-    kv_type: str = Field(default=DEFAULT_KV_TYPE, description="the KV cache's number type: "
-                         + " or ".join(KV_TYPES))
+    kv_type: Annotated[str, one_of(KV_TYPES)] = Field(
+        default=DEFAULT_KV_TYPE, description="the KV cache's number type: "
+        + " or ".join(KV_TYPES))
     kv_memory: str | None = Field(default=None, description="the KV memory of a chat model, all "
                                   "its lanes together, as a share of the memory beyond the "
                                   f"weights (unset: {DEFAULT_KV_SHARE:.0%})")
@@ -63,13 +64,6 @@ class EngineConfig(Section):
                               "from the prompt's and the reply's own n-grams")
     draft_pool_tokens: int = Field(default=0, ge=0, description="recent replies kept to draft "
                                    "from as well, in tokens (0: none)")
-
-    @field_validator("kv_type")
-    @classmethod
-    def _known_kv_type(cls, value: str) -> str:
-        if value not in KV_TYPES:
-            raise ValueError(f"should be one of {', '.join(KV_TYPES)}")
-        return value
 
     @field_validator("kv_memory", mode="before")
     @classmethod
@@ -167,18 +161,12 @@ class WebSearchConfig(Section):
     """``[web_search]``: the backend that runs the web_search server tool
     (docs/server-tools.md); with none every search answers ``unavailable``."""
 
-    backend: str = Field(default="", description="the search backend: searxng (empty: none)")
+    backend: Annotated[str, one_of(SEARCH_BACKENDS, empty=True)] = Field(
+        default="", description="the search backend: searxng (empty: none)")
     url: str = Field(default="", description="the backend's base URL")
     timeout_seconds: int = Field(default=10, ge=1, description="one search's bound")
     max_results: int = Field(default=10, ge=1, description="results given to the model")
     language: str = Field(default="", description="passed to SearXNG as `language` when set")
-
-    @field_validator("backend")
-    @classmethod
-    def _known_backend(cls, value: str) -> str:
-        if value and value not in SEARCH_BACKENDS:
-            raise ValueError(f"should be one of {', '.join(SEARCH_BACKENDS)}")
-        return value
 
     @model_validator(mode="after")
     def _backend_url(self) -> WebSearchConfig:
