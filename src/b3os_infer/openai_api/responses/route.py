@@ -93,9 +93,11 @@ async def _whole(builder: ResponseBuilder, events: AsyncGenerator[ChatEvent, Non
     return builder.response
 
 
+Reply = AsyncGenerator[ChatEvent, None]
+
+
 async def _generation(request: Request, model: ChatModel, chat: ChatRequest,
-                      tools: ServerTools | None) -> tuple[ChatRequest, AsyncGenerator[
-                          ChatEvent, None]]:
+                      tools: ServerTools | None) -> tuple[ChatRequest, Reply]:
     """The request with its cap decided, and the reply's events, admitted under the key's
     limits. A prompt past the window takes nothing from them and fails as the response
     does (a stream's ``response.failed``, the event Codex acts on)."""
@@ -107,7 +109,7 @@ async def _generation(request: Request, model: ChatModel, chat: ChatRequest,
     return chat, await chat_reply(request, model, chat, prompt, tools)
 
 
-async def _refused(error: InferError) -> AsyncGenerator[ChatEvent, None]:
+async def _refused(error: InferError) -> Reply:
     raise error
     yield  # pragma: no cover - makes this a generator
 
