@@ -76,11 +76,15 @@ def _serve_pack(config: Config, pack: Pack) -> None:
     config.model = LlamacppModel(id=pack.model_id, pack=pack.name)
 
 
+def _address(args: argparse.Namespace, config: Config) -> tuple[str, int]:
+    """Where to listen: the command line's ``--host``/``--port`` over ``[server]``."""
+    return args.host or config.server.host, args.port or config.server.port
+
+
 def _serve(args: argparse.Namespace) -> int:
     if (config := _config(args)) is None:
         return 2
-    host = args.host or config.server.host
-    port = args.port or config.server.port
+    host, port = _address(args, config)
     home = Home.resolve()
     keys = key_store(home, config)
     _first_key(keys, host, port)
@@ -186,8 +190,7 @@ def _node(args: argparse.Namespace) -> int:
     if (setup := _fleet_setup(args)) is None:
         return 2
     config, secret = setup
-    host = args.host or config.server.host
-    port = args.port or config.server.port
+    host, port = _address(args, config)
     return _run(config, host, port, secret.encode(),
                 lambda registry, shutdown: create_node_app(
                     registry, secret, Metrics(config.metrics), shutdown,
@@ -199,8 +202,7 @@ def _edge(args: argparse.Namespace) -> int:
     if (setup := _fleet_setup(args)) is None:
         return 2
     config, secret = setup
-    host = args.host or config.server.host
-    port = args.port or config.server.port
+    host, port = _address(args, config)
     keys = key_store(Home.resolve(), config)
     advertise = args.advertise_url or f"http://{_local(host)}:{port}"
     shutdown = Shutdown()

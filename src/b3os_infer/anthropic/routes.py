@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from .. import ids
 from ..errors import NotFound
+from ..generation.served import registry_of
 from ..generation.service import chat_reply, plan_chat
 from ..http.allowance import allowed_models, allows_scope
 from ..http.cancellation import EventStream
@@ -19,7 +20,6 @@ from ..node.chat import ChatModel
 from ..node.context_edits import PromptCounter, edit_context
 from ..node.folding import fold
 from ..node.lifecycle import load_state
-from ..node.registry import ModelRegistry
 from ..node.server_tools.access import SCOPE, service_for
 from ..node.server_tools.runner import ServerTools
 from ..observe.context import note_response_id
@@ -37,11 +37,6 @@ from .wire.responses import (
 )
 
 
-def _registry(request: Request) -> ModelRegistry:
-    registry: ModelRegistry = request.app.state.registry
-    return registry
-
-
 def _json(body: ResponseModel) -> Response:
     return Response(to_json(body), media_type="application/json")
 
@@ -49,7 +44,7 @@ def _json(body: ResponseModel) -> Response:
 @endpoint
 async def create_message(request: Request) -> Response:
     chat, stream = decode_messages_request(await json_body(request))
-    model = _registry(request).get(chat.model)
+    model = registry_of(request).get(chat.model)
     prompts = PromptCounter(model.prompt)
     edited = edit_context(chat, prompts.count)
     chat, prompt = plan_chat(model, edited.request, prompts.prompt)
@@ -72,7 +67,7 @@ async def create_message(request: Request) -> Response:
 @endpoint
 async def count_tokens(request: Request) -> Response:
     chat = decode_count_tokens_request(await json_body(request))
-    model = _registry(request).get(chat.model)
+    model = registry_of(request).get(chat.model)
     edited = edit_context(chat, model.count_tokens)
     tokens = edited.tokens if edited.tokens is not None else model.count_tokens(edited.request)
     if chat.context_edits is None:
@@ -108,7 +103,7 @@ def _page(infos: list[ModelInfo], request: Request) -> ModelListPage:
 @endpoint
 async def list_models(request: Request) -> Response:
     key = allowed_models(request.scope)
-    infos = [model_info(m, _searches(request)) for m in _registry(request).all()
+    infos = [model_info(m, _searches(request)) for m in registry_of(request).all()
              if key is None or key.allows_model(m.card.id)]
     return _json(_page(infos, request))
 
@@ -117,7 +112,7 @@ async def list_models(request: Request) -> Response:
 async def get_model(request: Request) -> Response:
     model_id = request.path_params["model_id"]
     try:
-        model = _registry(request).get(model_id)
+        model = registry_of(request).get(model_id)
     except NotFound:
         raise NotFound(f"model: {model_id} is not served on this node",
                        code="model_not_available", param="model_id") from None

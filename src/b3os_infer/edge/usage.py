@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Engine, case, func, select
+from sqlalchemy import ColumnElement, Engine, case, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from .db import usage
@@ -40,8 +42,7 @@ BUCKETS = {"minute": (16, ":00Z"), "hour": (13, ":00:00Z"), "day": (10, "T00:00:
 
 
 @dataclass(frozen=True)
-class UsageBucket:
-    start: str
+class UsageTotal:
     key_id: str | None
     model: str
     requests: int
@@ -52,14 +53,10 @@ class UsageBucket:
 
 
 @dataclass(frozen=True)
-class UsageTotal:
-    key_id: str | None
-    model: str
-    requests: int
-    errors: int
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
+class UsageBucket(UsageTotal):
+    """The totals of one time bucket, which begins at ``start``."""
+
+    start: str
 
 
 log = logging.getLogger(__name__)
@@ -146,14 +143,11 @@ class UsageLedger:
                                                          .order_by(usage.c.id)).all()]
 
     def totals(self) -> list[UsageTotal]:
-        query = (select(usage.c.key_id, usage.c.model, func.count(),
-                        func.sum(case((usage.c.status >= 400, 1), else_=0)),
-                        func.sum(usage.c.input_tokens), func.sum(usage.c.output_tokens),
-                        func.sum(usage.c.cached_tokens))
+        query = (select(usage.c.key_id, usage.c.model, *_sums())
                  .group_by(usage.c.key_id, usage.c.model)
                  .order_by(usage.c.key_id, usage.c.model))
         with self.engine.connect() as db:
-            return [UsageTotal(row[0], row[1], *(int(v or 0) for v in row[2:]))
+            return [UsageTotal(row[0], row[1], *_counts(row[2:]))
                     for row in db.execute(query).all()]
 
     def series(self, bucket: str, since: str) -> list[UsageBucket]:
@@ -163,16 +157,27 @@ class UsageLedger:
         alike, without date functions of their own (tests/live/test_edge_postgres.py)."""
         width, suffix = BUCKETS[bucket]
         start = func.substr(usage.c.created_at, 1, width).label("bucket_start")
-        query = (select(start, usage.c.key_id, usage.c.model, func.count(),
-                        func.sum(case((usage.c.status >= 400, 1), else_=0)),
-                        func.sum(usage.c.input_tokens), func.sum(usage.c.output_tokens),
-                        func.sum(usage.c.cached_tokens))
+        query = (select(start, usage.c.key_id, usage.c.model, *_sums())
                  .where(usage.c.created_at >= since)
                  .group_by(start, usage.c.key_id, usage.c.model)
                  .order_by(start, usage.c.key_id, usage.c.model))
         with self.engine.connect() as db:
-            return [UsageBucket(row[0] + suffix, row[1], row[2], *(int(v or 0) for v in row[3:]))
+            return [UsageBucket(row[1], row[2], *_counts(row[3:]),
+                                start=row[0] + suffix)
                     for row in db.execute(query).all()]
+
+
+def _sums() -> tuple[ColumnElement[int], ...]:
+    """The columns of ``UsageTotal`` after its key and model: requests, errors, tokens."""
+    return (func.count(), func.sum(case((usage.c.status >= 400, 1), else_=0)),
+            func.sum(usage.c.input_tokens), func.sum(usage.c.output_tokens),
+            func.sum(usage.c.cached_tokens))
+
+
+def _counts(values: Sequence[Any]) -> tuple[int, int, int, int, int]:
+    """The summed columns of a row, a sum over no rows (NULL) as 0."""
+    requests, errors, input_tokens, output_tokens, cached = (int(v or 0) for v in values)
+    return requests, errors, input_tokens, output_tokens, cached
 
 
 def _values(row: UsageRow) -> dict[str, object]:

@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from .. import ids
 from ..errors import model_not_available
+from ..generation.served import registry_of
 from ..generation.service import chat_choices, plan_chat
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
@@ -38,15 +39,10 @@ from .responses import (
 )
 
 
-def _registry(request: Request) -> ModelRegistry:
-    registry: ModelRegistry = request.app.state.registry
-    return registry
-
-
 @endpoint
 async def chat_completions(request: Request) -> Response:
     chat, options = decode_chat_request(await json_body(request))
-    model = _registry(request).get(chat.model)
+    model = registry_of(request).get(chat.model)
     chat, prompt = plan_chat(model, chat)
     events = await chat_choices(request, model, chat, prompt, options.n)
     completion_id, created = ids.completion_id(), int(time.time())
@@ -101,7 +97,7 @@ def _entries(registry: ModelRegistry) -> dict[str, dict[str, Any]]:
 @endpoint
 async def list_models(request: Request) -> Response:
     key = allowed_models(request.scope)
-    data = [entry for model_id, entry in _entries(_registry(request)).items()
+    data = [entry for model_id, entry in _entries(registry_of(request)).items()
             if key is None or key.allows_model(model_id)]
     return JSONResponse({"object": "list", "data": data})
 
@@ -109,7 +105,7 @@ async def list_models(request: Request) -> Response:
 @endpoint
 async def get_model(request: Request) -> Response:
     model_id = request.path_params["model_id"]
-    entry = _entries(_registry(request)).get(model_id)
+    entry = _entries(registry_of(request)).get(model_id)
     if entry is None:
         raise model_not_available(model_id)
     return JSONResponse(entry)

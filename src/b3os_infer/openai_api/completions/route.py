@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ... import ids
+from ...generation.served import registry_of
 from ...generation.service import text_choices
 from ...http.cancellation import EventStream
 from ...http.endpoint import endpoint, infer_error_in, opened
@@ -51,7 +52,7 @@ def _echo_text(model: ChatModel, prompt: Prompt) -> str:
 @endpoint
 async def completions(request: Request) -> Response:
     legacy = decode_completion_request(await json_body(request))
-    model = request.app.state.registry.get(legacy.model)
+    model = registry_of(request).get(legacy.model)
     texts = [_counted(model, p, "prompt" if len(legacy.prompts) == 1 else f"prompt[{i}]")
              for i, p in enumerate(legacy.prompts)]
     events = await text_choices(request, model, texts, legacy.base, legacy.n)

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from ...core import ChatEvent, ChatRequest
 from ...errors import InferError
+from ...generation.served import registry_of
 from ...generation.service import chat_reply, plan_chat
 from ...http.allowance import allows_scope
 from ...http.cancellation import EventStream
@@ -128,7 +129,7 @@ def _searches(request: Request) -> ServerTools | None:
 async def count_input_tokens(request: Request) -> Response:
     """The prompt's tokens, as the same request's ``usage.input_tokens``; free."""
     params = decode_params(await json_body(request))
-    model: ChatModel = request.app.state.registry.get(params.model)
+    model: ChatModel = registry_of(request).get(params.model)
     context = await keeping(request, params.previous_response_id, False, params.input)
     chat, _ = response_request(params, model.signer, context.prior,
                                search=_searches(request) is not None)
@@ -139,7 +140,7 @@ async def count_input_tokens(request: Request) -> Response:
 @endpoint
 async def create_response(request: Request) -> Response:
     params = decode_params(await json_body(request))
-    model: ChatModel = request.app.state.registry.get(params.model)
+    model: ChatModel = registry_of(request).get(params.model)
     kept = await keeping(request, params.previous_response_id, params.store is not False,
                          params.input)
     tools = _searches(request)
