@@ -289,6 +289,10 @@ class TextRequest:
 
 @dataclass
 class Usage:
+    """What a reply used. The prompt is counted in two parts: ``input_tokens`` were
+    processed, ``cached_tokens`` were read from the prefix cache (``prompt_tokens``, their
+    sum, is the whole prompt); each API reports the parts it names."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
@@ -300,6 +304,10 @@ class Usage:
     # speculative decoding: tokens drafted for the reply, and of those the ones accepted
     drafted_tokens: int = 0
     accepted_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.input_tokens + self.cached_tokens
 
 
 @dataclass(frozen=True)

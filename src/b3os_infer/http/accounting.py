@@ -41,7 +41,7 @@ def _finished_usage(event: object) -> Usage | None:
 def _counted(so_far: Callable[[], Usage] | None) -> Usage | None:
     """The usage of a reply cut short, if its prompt had been counted."""
     usage = so_far() if so_far is not None else None
-    return usage if usage is not None and usage.input_tokens + usage.cached_tokens > 0 else None
+    return usage if usage is not None and usage.prompt_tokens > 0 else None
 
 
 class Admission:

@@ -69,8 +69,7 @@ class PlainText:
 
 
 def prompt_usage(prompt_tokens: int, cached: int, generated: int, thought: int = 0) -> Usage:
-    """``input_tokens`` excludes the prompt tokens read from cache; the wire encoders add
-    them back where their API counts them in."""
+    """The prompt in its two parts (``Usage``): processed, and read from the cache."""
     return Usage(input_tokens=prompt_tokens - cached, output_tokens=generated,
                  cached_tokens=cached, reasoning_tokens=min(thought, generated))
 

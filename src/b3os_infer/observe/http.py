@@ -133,7 +133,7 @@ def genai_attributes(observation: Observation, provider: str | None
     usage = observation.usage
     generations = observation.generations
     if observation.finishes:
-        prompt, cached = usage.input_tokens + usage.cached_tokens, usage.cached_tokens
+        prompt, cached = usage.prompt_tokens, usage.cached_tokens
         output = usage.output_tokens
     else:   # it broke off: what the engine had done
         prompt = max((g.prompt_tokens for g in generations), default=0)

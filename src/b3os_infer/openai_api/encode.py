@@ -64,7 +64,7 @@ def finish_reason(reason: StopReason) -> FinishReason:
 
 
 def usage_of(usage: Usage) -> CompletionUsage:
-    prompt = usage.input_tokens + usage.cached_tokens
+    prompt = usage.prompt_tokens
     return CompletionUsage(
         prompt_tokens=prompt, completion_tokens=usage.output_tokens,
         total_tokens=prompt + usage.output_tokens,

@@ -85,7 +85,7 @@ def item_id(prefix: str) -> str:
 
 
 def response_usage(usage: Usage) -> ResponseUsage:
-    prompt = usage.input_tokens + usage.cached_tokens
+    prompt = usage.prompt_tokens
     return ResponseUsage(
         input_tokens=prompt,
         input_tokens_details=InputTokensDetails(cached_tokens=usage.cached_tokens),
