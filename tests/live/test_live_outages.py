@@ -113,8 +113,8 @@ def test_without_postgres_keys_fail_closed_and_all_is_served_and_recorded_once_i
     engine = create_engine(postgres.url)
     try:
         with engine.connect() as db:
-            rows: dict[str, int] = dict(db.execute(text("SELECT request_id, status FROM usage"))
-                                        .tuples().all())
+            rows = {request_id: status for request_id, status in
+                    db.execute(text("SELECT request_id, status FROM usage"))}
     finally:
         engine.dispose()
     for refused in gone:     # written once PostgreSQL was back, with the status sent
