@@ -53,10 +53,9 @@ class ScriptedApp:
     openai: openai.AsyncOpenAI
     http: httpx.AsyncClient           # raw HTTP on the same app, base_url BASE_URL, no key
     registry: ModelRegistry
-    edge: EdgeState
+    edge: EdgeState | None = None     # the edge's state (limits, ledger, stored responses)
     model: str = SCRIPTED_MODEL
     keys: KeyStore | None = None      # the app's keys, to make another one
-    edge: EdgeState | None = None     # the edge's state (limits, ledger, stored responses)
 
     def other_key(self) -> str:
         assert self.keys is not None

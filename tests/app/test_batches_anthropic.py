@@ -155,6 +155,25 @@ async def test_a_batch_is_owned_by_its_key_and_another_key_gets_404(tmp_path):
         assert [b.id for b in (await app.anthropic.messages.batches.list()).data] == [batch.id]
 
 
+async def test_the_infer_scope_alone_makes_a_batch_whose_lines_run_as_its_key(tmp_path):
+    """A key with only ``infer`` (no ``models:read``) makes and reads a batch; the key is
+    allowed one other model, so its line for this one fails as model_not_allowed."""
+    async with batch_app(tmp_path, [HELLO], other_scopes=("infer",),
+                         other_models=("b3os/elsewhere",)) as app:
+        theirs = app.other.anthropic.messages.batches
+        batch = await theirs.create(requests=[{"custom_id": "a", "params": params(app.model)}])
+        async def done() -> bool:
+            return (await theirs.retrieve(batch.id)).processing_status == "ended"
+        await until(done, f"{batch.id} ended")
+        lines = {line.custom_id: line async for line in await theirs.results(batch.id)}
+        result = lines["a"].result
+        assert result.type == "errored"
+        assert result.error.model_dump()["b3os"]["code"] == "model_not_allowed"
+        with pytest.raises(anthropic.PermissionDeniedError) as listing:
+            await app.other.anthropic.models.list()
+        assert listing.value.body["b3os"]["code"] == "missing_scope"
+
+
 async def test_batches_list_newest_first_in_pages(tmp_path):
     async with batch_app(tmp_path, [HELLO]) as app:
         made = [(await app.anthropic.messages.batches.create(requests=[

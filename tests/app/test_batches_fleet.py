@@ -8,7 +8,7 @@ process with a node that is never reached: none of these requests needs one.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 import anthropic
 import httpx
@@ -61,10 +61,10 @@ async def test_anthropic_batches_behind_a_fleet_edge_are_a_clear_not_found(fleet
     async with _client(app) as http:
         client = anthropic.AsyncAnthropic(api_key=key, base_url=BASE_URL, max_retries=0,
                                           http_client=http)
-        calls = [client.messages.batches.create(requests=[{"custom_id": "a",
-                                                           "params": PARAMS}]),
-                 client.messages.batches.retrieve("msgbatch_x"),
-                 client.messages.batches.list()]
+        calls: list[Awaitable[object]] = [
+            client.messages.batches.create(requests=[{"custom_id": "a", "params": PARAMS}]),
+            client.messages.batches.retrieve("msgbatch_x"),
+            client.messages.batches.list()]
         for call in calls:
             with pytest.raises(anthropic.NotFoundError) as refused:
                 await call
@@ -80,11 +80,12 @@ async def test_openai_batches_and_files_behind_a_fleet_edge_are_a_clear_not_foun
     async with _client(app) as http:
         client = openai.AsyncOpenAI(api_key=key, base_url=BASE_URL, max_retries=0,
                                     http_client=http)
-        calls = [client.files.create(file=("in.jsonl", b"{}\n"), purpose="batch"),
-                 client.files.list(),
-                 client.batches.create(input_file_id="file-x", endpoint="/v1/chat/completions",
-                                       completion_window="24h"),
-                 client.batches.retrieve("batch_x")]
+        calls: list[Awaitable[object]] = [
+            client.files.create(file=("in.jsonl", b"{}\n"), purpose="batch"),
+            client.files.list(),
+            client.batches.create(input_file_id="file-x", endpoint="/v1/chat/completions",
+                                  completion_window="24h"),
+            client.batches.retrieve("batch_x")]
         for call in calls:
             with pytest.raises(openai.NotFoundError) as refused:
                 await call

@@ -8,6 +8,7 @@ validated with their line numbers; cancel; the key that owns files and batches.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import openai
 import pytest
@@ -48,7 +49,7 @@ async def finished(app: BatchApp, batch_id: str) -> Batch:
     return await app.openai.batches.retrieve(batch_id)
 
 
-async def lines_of(app: BatchApp, file_id: str | None) -> dict[str, dict[str, object]]:
+async def lines_of(app: BatchApp, file_id: str | None) -> dict[str, dict[str, Any]]:
     assert file_id is not None
     text = (await app.openai.files.content(file_id)).text
     return {found["custom_id"]: found for found in map(json.loads, text.splitlines())}

@@ -65,8 +65,8 @@ async def _lifespan(app: ASGIApp) -> AsyncIterator[None]:
     """The app's startup and shutdown, as a server runs them."""
     inbox: asyncio.Queue[Message] = asyncio.Queue()
     outbox: asyncio.Queue[Message] = asyncio.Queue()
-    task = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}},
-                                   inbox.get, outbox.put))
+    task: asyncio.Task[Any] = asyncio.create_task(
+        app({"type": "lifespan", "asgi": {"version": "3.0"}}, inbox.get, outbox.put))
     await inbox.put({"type": "lifespan.startup"})
     assert (await outbox.get())["type"] == "lifespan.startup.complete"
     try:

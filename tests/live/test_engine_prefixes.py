@@ -26,6 +26,12 @@ DOCUMENT = " ".join(f"Clause {i}: the tenant keeps the lantern lit on night {i}.
                     for i in range(100))
 
 
+def llama(chat: Any) -> LlamaCppEngine:
+    """The model's engine, which these tests read llama.cpp's own state from."""
+    assert isinstance(chat.engine, LlamaCppEngine)
+    return chat.engine
+
+
 def engine_config(**overrides: Any) -> EngineConfig:
     return EngineConfig(**{"parallel": 4, "prefix_cache_min_tokens": 512, **overrides})
 
@@ -111,9 +117,9 @@ def lanes_model() -> ChatModel:
 def test_a_small_budget_gives_short_slots_and_a_long_one():
     chat = lanes_model()
     try:
-        plan = chat.engine.plan
+        plan = llama(chat).plan
         assert [(lane.slots, lane.window) for lane in plan.lanes] == [(4, 2304), (1, 8192)]
-        assert chat.engine.kv_usage().capacity == 4 * 2304 + 8192
+        assert llama(chat).kv_usage().capacity == 4 * 2304 + 8192
     finally:
         asyncio.run(chat.engine.close())
 
@@ -124,7 +130,7 @@ def test_a_budget_without_a_whole_window_serves_a_shorter_one_and_the_card_says_
     chat = loaded_gguf(LlamacppModel(context_window=8192), engine_config(kv_memory_mib=100),
                            b"test-secret")
     try:
-        assert [(lane.slots, lane.window) for lane in chat.engine.plan.lanes] == [(1, 4352)]
+        assert [(lane.slots, lane.window) for lane in llama(chat).plan.lanes] == [(1, 4352)]
         assert chat.engine.info.context_window == chat.card.context_window == 4352
         assert chat.card.max_output_tokens == 2176 and chat.card.device == "cpu"
     finally:
@@ -167,7 +173,7 @@ def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(
     chat = lanes_model()
     tokens = prompt(chat, f"Copy this text. {DOCUMENT[:3900]}")
     assert 1000 < len(tokens) < 1270
-    never_end = Sampling(temperature=0, logit_bias=((chat.engine.eos_token_id, -100.0),))
+    never_end = Sampling(temperature=0, logit_bias=((llama(chat).eos_token_id, -100.0),))
     request = GenerationRequest(tokens, max_tokens=1500, sampling=never_end)
 
     async def run() -> tuple[str, Admitted | None, GenerationDone | None]:
@@ -189,7 +195,7 @@ async def run_once(cache_dir: Path, tokens_of, **overrides: Any
     """A fresh engine on ``cache_dir``: one request, then closed (its disk writes done)."""
     chat = await loading(cache_dir, **overrides)
     try:
-        stats = chat.engine.cache_stats()
+        stats = llama(chat).cache_stats()
         _, admitted, _ = await collect(chat.engine, greedy(tokens_of(chat)))
         return admitted, stats
     finally:

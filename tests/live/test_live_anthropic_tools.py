@@ -72,7 +72,7 @@ def test_named_tool_and_no_parallel_calls(client):
     jsonschema.validate(calls[0].input, TIME["input_schema"])
 
 
-def test_tool_result_round_trip(client):
+def test_a_tool_result_turn_is_answered_and_reads_the_calls_prefix_from_the_cache(client):
     first = client.messages.create(model=MODEL, max_tokens=120, messages=ASK, tools=[WEATHER],
                                    tool_choice={"type": "any",
                                                 "disable_parallel_tool_use": True},
@@ -91,7 +91,7 @@ def test_tool_result_round_trip(client):
     assert follow.usage.cache_read_input_tokens > 0, "the shared prefix came from the cache"
 
 
-def test_tool_choice_none_and_auto_answer(client):
+def test_tool_choice_none_answers_in_text_only_and_auto_is_accepted(client):
     for choice in ({"type": "none"}, {"type": "auto"}):
         message = client.messages.create(model=MODEL, max_tokens=30, messages=ASK,
                                          tools=[WEATHER], tool_choice=choice)

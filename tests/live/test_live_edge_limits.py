@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx
@@ -167,7 +168,7 @@ def test_queue_full_is_529_and_503_on_openai(edge):
             "messages": [{"role": "user", "content": "Count from 1 to 1000, one per line."},
                          {"role": "assistant", "content": "1\n2\n3\n4\n5\n6\n7\n8\n"}]}
     keys = [edge.key() for _ in range(4)]
-    waited: list[object] = []
+    waited: list[Any] = []
 
     def wait_in_queue() -> None:
         with edge.anthropic(keys[1]) as client:

@@ -126,8 +126,8 @@ def test_a_served_process_counts_sdk_requests_in_its_scrape(served):
     before = scrape(root, TOKEN)
     with anthropic.Anthropic(api_key=key, base_url=root + "/v1/infer", max_retries=0) as sdk:
         message = sdk.messages.create(model=MODEL, max_tokens=20, messages=HI)
-    with openai.OpenAI(api_key=key, base_url=root + "/v1/infer", max_retries=0) as sdk:
-        chunks = list(sdk.chat.completions.create(model=MODEL, max_tokens=20, messages=HI,
+    with openai.OpenAI(api_key=key, base_url=root + "/v1/infer", max_retries=0) as oa:
+        chunks = list(oa.chat.completions.create(model=MODEL, max_tokens=20, messages=HI,
                                                   stream=True,
                                                   stream_options={"include_usage": True}))
     assert httpx.get(root + "/metrics").status_code == 401

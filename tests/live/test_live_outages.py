@@ -89,7 +89,7 @@ def test_without_redis_requests_are_refused_as_overloaded_and_served_once_it_is_
     finally:
         server.stop()
     assert before == [200, 200]
-    _assert_overloaded(*gone, code="limits_unavailable")
+    _assert_overloaded(gone[0], gone[1], code="limits_unavailable")
     assert back[-2:] == [200, 200]
 
 
@@ -108,12 +108,13 @@ def test_without_postgres_keys_fail_closed_and_all_is_served_and_recorded_once_i
     finally:
         server.stop()
     assert before == [200, 200]
-    _assert_overloaded(*gone, code="keys_unavailable")
+    _assert_overloaded(gone[0], gone[1], code="keys_unavailable")
     assert back[-2:] == [200, 200]
     engine = create_engine(postgres.url)
     try:
         with engine.connect() as db:
-            rows = dict(db.execute(text("SELECT request_id, status FROM usage")).all())
+            rows = {request_id: status for request_id, status in
+                    db.execute(text("SELECT request_id, status FROM usage"))}
     finally:
         engine.dispose()
     for refused in gone:     # written once PostgreSQL was back, with the status sent

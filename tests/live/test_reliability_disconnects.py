@@ -135,7 +135,10 @@ def test_a_storm_of_1040_streams_cut_at_random_points_leaves_nothing_behind(serv
     assert outcomes["2:completed"] == 13 * 26          # answered whole throughout
     assert outcomes["0:completed"] == 0                # nobody waited out the prefill
     assert idle == {"active": 0, "waiting": 0, "queue_running": 0, "queue_waiting": 0}
-    assert rss_after - rss_before < 40 * 2**20
+    # measured +0.9 to +3.0 MiB over the 13 waves (docs/reliability.md); 8 MiB leaves 5 MiB
+    # for the allocator's noise; what 700 cut streams would hold if each left its state behind
+    # is about 30 MiB (45 KiB a stream, as in the 200-stream test below)
+    assert rss_after - rss_before < 8 * 2**20
     statuses = _statuses(server, rows_before)
     completed = sum(n for name, n in outcomes.items() if name.endswith(":completed"))
     cut_streaming = sum(n for name, n in outcomes.items() if name.endswith(CUT_STREAMING))
@@ -178,7 +181,8 @@ def test_200_concurrent_streams_on_one_process_complete_with_bounded_memory(tmp_
               f"idle, peak +{peak / 2**20:.1f} MiB")
         assert Counter(outcomes) == {"completed": 200}
         assert max(active) >= 150        # held together (each lasts 5 s)
-        assert peak < 200 * 2**20
+        # measured peaks +7.3 to +8.9 MiB (about 45 KiB a stream); 16 MiB is that with 80% to spare
+        assert peak < 16 * 2**20
         assert server.wait_idle() == {"active": 0, "waiting": 0, "queue_running": 0,
                                       "queue_waiting": 0}
         assert MODEL in server.health()["models"]

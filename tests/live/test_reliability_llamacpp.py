@@ -81,7 +81,9 @@ def test_fifty_streams_cut_at_random_points_free_every_slot_and_queue_place(live
           f"{rss_after / 2**20:.0f} MiB")
     assert sum(outcomes.values()) == 50 and outcomes["completed"] == 0
     assert state == {"active": 0, "waiting": 0, "queue_running": 0, "queue_waiting": 0}
-    assert rss_after - rss_before < 100 * 2**20
+    # measured +17 to +26 MiB after the 50 cut streams (docs/reliability.md); 40 MiB is the
+    # most measured with 14 MiB to spare
+    assert rss_after - rss_before < 40 * 2**20
     answer = httpx.post(live.base_url + "/chat/completions", headers={"x-api-key": live.key},
                         json={"model": MODEL, "max_tokens": 5, "messages": [
                             {"role": "user", "content": "Say hi"}]}, timeout=60)

@@ -77,7 +77,10 @@ async def _clients(stack: AsyncExitStack, app: object, key: str) -> Clients:
 async def batch_app(tmp_path: Path, replies: Sequence[Reply], *,
                     settings: BatchSettings | None = None,
                     queue: dict[str, int] | None = None,
-                    limits: dict[str, int] | None = None) -> AsyncIterator[BatchApp]:
+                    limits: dict[str, int] | None = None,
+                    other_scopes: tuple[str, ...] = DEFAULT_SCOPES,
+                    other_models: tuple[str, ...] | None = None) -> AsyncIterator[BatchApp]:
+    """``other_scopes`` and ``other_models``: what the second key (``app.other``) may do."""
     async with AsyncExitStack() as stack:
         database = open_database(f"sqlite:///{tmp_path / 'edge.sqlite3'}")
         stack.callback(database.dispose)
@@ -94,7 +97,7 @@ async def batch_app(tmp_path: Path, replies: Sequence[Reply], *,
         stack.push_async_callback(service.close)
         app = create_app(registry, keys, edge, batches=service)
         _, mine = keys.create("mine", DEFAULT_SCOPES)
-        _, other = keys.create("other", DEFAULT_SCOPES)
+        _, other = keys.create("other", other_scopes, models=other_models)
         http = await stack.enter_async_context(httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url=BASE_URL))
         yield BatchApp(engine, service, edge, await _clients(stack, app, mine),

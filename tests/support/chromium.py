@@ -121,7 +121,8 @@ class Browser:
         with self._lock:
             self._next += 1
             number = self._next
-            self._answers[number] = answer = queue.Queue(1)
+            answer: queue.Queue[dict[str, Any]] = queue.Queue(1)
+            self._answers[number] = answer
         message: dict[str, Any] = {"id": number, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session

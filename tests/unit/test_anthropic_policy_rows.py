@@ -224,7 +224,7 @@ SUPPORTED_BLOCKS = {
                                   if r.status == "supported"])
 def test_every_supported_block_kind_reaches_the_neutral_request(kind):
     role, block = SUPPORTED_BLOCKS[kind]
-    messages = [{"role": role, "content": [block]}]
+    messages: list[dict[str, Any]] = [{"role": role, "content": [block]}]
     if kind in ("tool_result", "tool_reference"):
         messages.insert(0, {"role": "assistant", "content": [SUPPORTED_BLOCKS["tool_use"][1]]})
     if kind == "tool_use":

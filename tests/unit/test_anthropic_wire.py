@@ -130,21 +130,32 @@ def test_empty_reply_has_no_blocks_in_either_form():
     assert "content_block_start" not in [name for name, _ in frames]
 
 
-def test_pings_keep_a_silent_stream_alive():
+def test_pings_keep_a_silent_stream_alive_until_it_goes_on():
+    """The source stays silent until the reader has seen three pings (an event, not a
+    sleep, decides when it goes on): the stream is message_start and three pings, then the
+    reply with no ping, since frames reset the keep-alive timer."""
     import asyncio
 
     from b3os_infer.anthropic.encode import encode_stream
 
-    async def slow():
-        yield Started(Usage(5))
-        await asyncio.sleep(0.35)
-        yield Finished("end", None, Usage(5, 1))
-
     async def collect():
-        encoder = MessageStreamEncoder("msg_1", "m")
-        return [chunk async for chunk in encode_stream(slow(), encoder, "req_1", None,
-                                                       keepalive=0.1)]
+        go_on = asyncio.Event()
 
-    names = [name for name, _ in frames_of(asyncio.run(collect()))]
-    assert names[:2] == ["message_start", "ping"]
-    assert names.count("ping") >= 3 and names[-1] == "message_stop"
+        async def silent():
+            yield Started(Usage(5))
+            await go_on.wait()
+            yield Finished("end", None, Usage(5, 1))
+
+        encoder = MessageStreamEncoder("msg_1", "m")
+        chunks, pings = [], 0
+        async for chunk in encode_stream(silent(), encoder, "req_1", None, keepalive=0.01):
+            chunks.append(chunk)
+            pings += [name for name, _ in frames_of([chunk])].count("ping")
+            if pings == 3:
+                go_on.set()
+        return chunks
+
+    # a stream that sends no ping would wait forever: 5 s is a failure
+    names = [name for name, _ in frames_of(asyncio.run(asyncio.wait_for(collect(), 5)))]
+    assert names[:4] == ["message_start", "ping", "ping", "ping"]
+    assert "ping" not in names[4:] and names[-1] == "message_stop"

@@ -1,8 +1,13 @@
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from b3os_infer.cli import claude_code_hint
-from b3os_infer.node.models import ModelCard
+from b3os_infer.compose import DEFAULT_MODEL_WINDOW
+from b3os_infer.node.models import DEFAULT_MODEL_ID, ModelCard, max_output_tokens
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(home, *args):
@@ -40,6 +45,18 @@ def test_the_claude_code_hint_gives_the_models_window_and_output_limit():
     assert "export CLAUDE_CODE_MAX_OUTPUT_TOKENS=8192" in hint
     assert "export CLAUDE_STREAM_IDLE_TIMEOUT_MS=1800000" in hint
     assert hint.endswith("claude --model b3os/x")
+
+
+def test_the_docs_show_the_claude_code_lines_serve_prints_for_the_default_model():
+    """README's "Claude Code by hand" and docs/anthropic.md quote what `serve` prints at
+    start for the embedded default model at its default window, word for word."""
+    card = ModelCard(id=DEFAULT_MODEL_ID, display_name="SmolLM2", kind="chat",
+                     context_window=DEFAULT_MODEL_WINDOW,
+                     max_output_tokens=max_output_tokens(DEFAULT_MODEL_WINDOW))
+    printed = claude_code_hint(card)
+    for doc in (ROOT / "README.md", ROOT / "docs" / "anthropic.md"):
+        quoted = re.findall(r"^```text\n(Claude Code on .*?)\n```", doc.read_text(), re.S | re.M)
+        assert quoted == [printed], doc.name
 
 
 def test_keys_and_usage_use_the_database_that_the_config_names(tmp_path):

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from b3os_infer.cli import BUILDERS, parser
+from b3os_infer.cli import parser
 from b3os_infer.config import ConfigError, load_config
+from b3os_infer.launch import BUILDERS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -82,8 +83,8 @@ def _command_lines() -> list[tuple[Snippet, str]]:
     for doc in DOCS:
         text = doc.read_text()
         for match in re.finditer(r"(?<!`)`([^`\n]+)`(?!`)", text):
-            line = text.count("\n", 0, match.start()) + 1
-            lines.append((Snippet(doc, line, "inline", match.group(1)), match.group(1)))
+            number = text.count("\n", 0, match.start()) + 1
+            lines.append((Snippet(doc, number, "inline", match.group(1)), match.group(1)))
     return lines
 
 

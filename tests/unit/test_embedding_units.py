@@ -108,7 +108,7 @@ def test_inputs_of_several_requests_waiting_together_share_one_batch(embedder):
     assert embedder.batches == before + 1
     alone = [embedder._encoder.pooled([[101, *t, 102]])[0] for t in tokens]
     for job, single in zip(jobs, alone, strict=True):
-        assert np.allclose(job.done.value[0], single, atol=1e-5)
+        assert np.allclose(job.done.value[0], single, atol=1e-5)  # type: ignore[attr-defined]
 
 
 def test_vectors_match_an_onnx_export_of_all_minilm_l6_v2(embedder):

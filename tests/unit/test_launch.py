@@ -6,6 +6,7 @@ import json
 import stat
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -105,7 +106,7 @@ def test_a_model_the_server_does_not_serve_is_an_error_listing_those_it_does():
         claude_command(TARGET, ["--model", "claude-opus-4"], [SMALL, CODER], {}, "claude")
 
 
-def overrides(argv: list[str]) -> dict[str, object]:
+def overrides(argv: list[str]) -> dict[str, Any]:
     """Codex's `-c key=value` flags read back as TOML, as Codex reads them."""
     pairs = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
     return {key: tomllib.loads(f"v = {value}")["v"]

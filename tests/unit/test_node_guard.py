@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import httpx
 
@@ -54,7 +55,7 @@ class Edge:
                                                      json.loads(request.content)))
 
 
-def _seen_by_routes(guard_of) -> list[dict[str, object]]:
+def _seen_by_routes(guard_of) -> list[dict[str, Any]]:
     """What two forwarded requests put in the scope, as the node's routes see it."""
     states: list[dict[str, object]] = []
 

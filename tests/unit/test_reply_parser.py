@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def run(text: str, size: int, **options):
 
 def summary(events):
     """Joined channels: what a client folds the stream into."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     for event in events:
         if isinstance(event, TextDelta):
             if out and out[-1][0] == "text":

@@ -4,6 +4,8 @@ items of the next turn."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from openai.types.responses.response_item import ResponseItem
 from pydantic import TypeAdapter
 
@@ -16,7 +18,7 @@ from b3os_infer.openai_api.wire.response_items import (
 )
 
 SDK_ITEM = TypeAdapter(ResponseItem)
-EVERY_KIND = [
+EVERY_KIND: list[dict[str, Any]] = [
     {"role": "developer", "content": "Be brief."},
     {"role": "user", "content": [{"type": "input_text", "text": "Patch it."}]},
     {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -29,8 +30,8 @@ from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.errors import InternalError
 
 
-def run(engine: ScriptedEngine, prompt: str, **options: object) -> list[object]:
-    async def go() -> list[object]:
+def run(engine: ScriptedEngine, prompt: str, **options: object) -> list[Any]:
+    async def go() -> list[Any]:
         await engine.start()
         request = GenerationRequest(prompt=engine.tokenize(prompt), max_tokens=100)
         request = GenerationRequest(**{**request.__dict__, **options})

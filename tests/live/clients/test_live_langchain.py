@@ -17,7 +17,9 @@ APIS = ["openai", "anthropic"]
 def chat(served, api: str):
     if api == "openai":
         return ChatOpenAI(model=served.model, base_url=served.base_url, api_key=served.key)
-    return ChatAnthropic(model=served.model, base_url=served.base_url, api_key=served.key)
+    # model is the field's alias (model_name), which mypy's view of pydantic does not see
+    return ChatAnthropic(model=served.model, base_url=served.base_url,  # type: ignore[call-arg]
+                         api_key=served.key)
 
 
 @tool
