@@ -121,6 +121,15 @@ class InternalError(InferError):
     retryable = True
 
 
+class MalformedToolCall(InferError):
+    """The model wrote a whole tool call whose arguments are not a JSON object: nothing a
+    client could run. Not retried for the client: a greedy or seeded request would write
+    the same again."""
+
+    status = 500
+    default_code = "malformed_tool_call"
+
+
 def model_not_available(name: str) -> NotFound:
     return NotFound(
         f"{name} is not served on this node; GET /v1/infer/models lists the models that are",
