@@ -74,6 +74,14 @@ class RateLimited(InferError):
     retryable = True
 
 
+class LimitExceeded(RateLimited):
+    """A request bigger than a per-minute limit: waiting never admits it, so a client is
+    told not to retry."""
+
+    default_code = "request_exceeds_limit"
+    retryable = False
+
+
 class Overloaded(InferError):
     status = 529
     default_code = "overloaded"
