@@ -121,3 +121,20 @@ async def test_malformed_arguments_are_a_server_error_on_chat_completions(script
     assert whole.value.status_code == 500
     assert "'get_weather' whose arguments are not valid JSON" in whole.value.message
     assert "'get_weather' whose arguments are not valid JSON" in streamed.value.message
+
+
+async def test_a_server_tool_call_cut_inside_its_arguments_is_never_run(scripted_app):
+    search = ('<tool_call>\n{"name": "web_search", "arguments": {"query": "b3os news"}}\n'
+              '</tool_call>')
+    app = await scripted_app(Reply(search, repeat=True))
+    for stream in (False, True):
+        kwargs = {"model": app.model, "max_tokens": CUT_AT, "messages": USER,
+                  "tools": [{"type": "web_search_20250305", "name": "web_search"}]}
+        if stream:
+            async with app.anthropic.messages.stream(**kwargs) as events:
+                message = await events.get_final_message()
+        else:
+            message = await app.anthropic.messages.create(**kwargs)
+        assert message.stop_reason == "max_tokens"
+        assert message.content == []
+        assert message.usage.server_tool_use is None
