@@ -83,6 +83,14 @@ class RateLimited(InferError):
     retryable = True
 
 
+class LimitExceeded(RateLimited):
+    """A request bigger than a per-minute limit: waiting never admits it, so a client is
+    told not to retry."""
+
+    default_code = "request_exceeds_limit"
+    retryable = False
+
+
 class Overloaded(InferError):
     status = 529
     default_code = "overloaded"
@@ -128,6 +136,15 @@ class InternalError(InferError):
     status = 500
     default_code = "internal_error"
     retryable = True
+
+
+class MalformedToolCall(InferError):
+    """The model wrote a whole tool call whose arguments are not a JSON object: nothing a
+    client could run. Not retried for the client: a greedy or seeded request would write
+    the same again."""
+
+    status = 500
+    default_code = "malformed_tool_call"
 
 
 def model_not_available(name: str) -> NotFound:

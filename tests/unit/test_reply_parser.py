@@ -15,6 +15,7 @@ from b3os_infer.core import (
     ToolCallEnd,
     ToolCallStart,
 )
+from b3os_infer.errors import MalformedToolCall
 from b3os_infer.node.reply import ReplyParser
 
 
@@ -222,3 +223,57 @@ def test_a_reply_the_model_may_open_reasoning_in_can_call_a_tool_straight_away(s
 def test_a_reply_that_is_only_the_start_of_think_is_text():
     events, _ = run("<thi", 1, thinking=False, may_think=True, tools=False)
     assert summary(events) == [("text", "<thi")]
+
+
+# a reply the token limit cut inside a call's arguments, tagged and bare
+CUT_TAGGED = 'I will check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'
+CUT_BARE = '{"name": "Read", "arguments": {"file_path": "no'
+
+
+def opened(events):
+    """``summary``, an open call's fragments without the whitespace a small chunk may
+    leave before them (the header matches before the space after its colon arrives)."""
+    return [item[:2] + (item[2].lstrip(),) if item[0] == "call" and isinstance(item[2], str)
+            else item for item in summary(events)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_a_call_the_reply_ends_inside_keeps_its_fragments_but_gets_no_end_and_no_count(size):
+    events, parser = run(CUT_TAGGED, size, thinking=False, tools=True)
+    assert opened(events) == [("text", "I will check."),
+                               ("call", "get_weather", '{"city": "Pa')]
+    assert not [e for e in events if isinstance(e, ToolCallEnd)]
+    assert parser.calls == 0
+
+
+@pytest.mark.parametrize("size", [1, 5, 1000])
+def test_a_bare_call_the_reply_ends_inside_is_not_a_call_with_empty_input(size):
+    events, parser = run(CUT_BARE, size, thinking=False, tools=True, tool_names=READ)
+    assert opened(events) == [("call", "Read", '{"file_path": "no')]
+    assert ToolCallEnd({}) not in events and parser.calls == 0
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_cut_call_after_a_whole_one_leaves_only_the_whole_one_counted(size):
+    whole = '<tool_call>\n{"name": "noop", "arguments": {}}\n</tool_call>\n'
+    events, parser = run(whole + CUT_TAGGED.split("\n", 1)[1], size, thinking=False,
+                         tools=True)
+    assert opened(events) == [("call", "noop", {}), ("call", "get_weather", '{"city": "Pa')]
+    assert [e for e in events if isinstance(e, ToolCallEnd)] == [ToolCallEnd({})]
+    assert parser.calls == 1
+
+
+@pytest.mark.parametrize("size", [1, 3, 1000])
+@pytest.mark.parametrize("arguments, says", [
+    ('{"city": Paris}', "not valid JSON"),
+    ('{"city": "Paris",}', "not valid JSON"),
+    ('[1, 2]', "not an object"),
+])
+def test_whole_arguments_that_are_no_json_object_raise_malformed_tool_call_naming_the_tool(
+        arguments, says, size):
+    reply = f'<tool_call>\n{{"name": "get_weather", "arguments": {arguments}}}\n</tool_call>'
+    with pytest.raises(MalformedToolCall, match=f"'get_weather' whose arguments .*{says}"
+                       ) as raised:
+        run(reply, size, thinking=False, tools=True)
+    assert raised.value.status == 500 and raised.value.code == "malformed_tool_call"
+    assert raised.value.detail.strip() == arguments    # logged, not sent

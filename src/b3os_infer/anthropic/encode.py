@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from typing import assert_never
 
 from .. import core
 from ..errors import InferError
@@ -142,28 +143,37 @@ class MessageStreamEncoder:
         self._open_kind: str | None = None
 
     def encode(self, event: core.ChatEvent) -> list[bytes]:
-        if isinstance(event, core.TextDelta):
-            return self._open(_EMPTY_TEXT) + [self._delta(wire.TextDelta(text=event.text))]
+        match event:
+            case core.TextDelta(text=text):
+                return self._open(_EMPTY_TEXT) + [self._delta(wire.TextDelta(text=text))]
+            case core.ThinkingDelta() | core.ThinkingEnd():
+                return self._thinking(event)
+            case core.ToolCallStart(id=call_id, name=name):
+                block = wire.ToolUseBlock(id=tool_use_id(call_id), name=name, input={})
+                return self._close() + self._open(block)
+            case core.ToolCallDelta(partial_json=fragment):
+                return [self._delta(wire.InputJSONDelta(partial_json=fragment))]
+            case core.ToolCallEnd():
+                return self._close()    # the input went out as the deltas before
+            case core.ServerToolCall() | core.ServerToolResult():
+                return self._server_tool(event)
+            case core.Started(usage=usage):
+                return self._start(usage)
+            case core.Finished():
+                return self._finish(event)
+            case core.TokenLogprob():
+                return []   # the Messages API has no log-probabilities (never asked for)
+            case _:
+                assert_never(event)
+
+    def _thinking(self, event: core.ThinkingDelta | core.ThinkingEnd) -> list[bytes]:
+        """Reasoning opens a thinking block; its signature is the block's last delta and
+        closes it."""
+        frames = self._open(_EMPTY_THINKING)
         if isinstance(event, core.ThinkingDelta):
-            return self._open(_EMPTY_THINKING) + \
-                [self._delta(wire.ThinkingDelta(thinking=event.text))]
-        if isinstance(event, core.ThinkingEnd):
-            return self._open(_EMPTY_THINKING) + [
-                self._delta(wire.SignatureDelta(signature=event.signature)), *self._close()]
-        if isinstance(event, core.ToolCallStart):
-            block = wire.ToolUseBlock(id=tool_use_id(event.id), name=event.name, input={})
-            return self._close() + self._open(block)
-        if isinstance(event, core.ToolCallDelta):
-            return [self._delta(wire.InputJSONDelta(partial_json=event.partial_json))]
-        if isinstance(event, core.ToolCallEnd):
-            return self._close()
-        if isinstance(event, core.ServerToolCall | core.ServerToolResult):
-            return self._server_tool(event)
-        if isinstance(event, core.Started):
-            return self._start(event.usage)
-        if isinstance(event, core.Finished):
-            return self._finish(event)
-        return []  # log-probabilities: never asked for on this API
+            return frames + [self._delta(wire.ThinkingDelta(thinking=event.text))]
+        return frames + [self._delta(wire.SignatureDelta(signature=event.signature)),
+                         *self._close()]
 
     def _server_tool(self, event: core.ServerToolCall | core.ServerToolResult) -> list[bytes]:
         """A call opens with ``input: {}``, its input follows as one delta; a result block

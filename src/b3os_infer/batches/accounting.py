@@ -18,7 +18,7 @@ from ..core import Usage
 from ..edge.accounting import model_not_allowed, refunds
 from ..edge.keys import KeyRecord
 from ..edge.state import EdgeState
-from ..errors import RateLimited
+from ..errors import LimitExceeded
 
 BATCH_CLASS = "#batch"
 _LONGEST_WAIT = 5.0
@@ -57,10 +57,7 @@ class BatchAccounting:
             raise model_not_allowed(model_id)
         limits = self.edge.limits.for_model(model_id)
         if (what := _never_fits(limits, input_tokens, max_tokens)) is not None:
-            error = RateLimited(f"this request can never be admitted: {what}",
-                                code="request_exceeds_limit")
-            error.retryable = False
-            raise error
+            raise LimitExceeded(f"this request can never be admitted: {what}")
         while True:
             decision = await self.edge.limiter.take(self.key.id, batch_bucket(model_id), limits,
                                                     (1, input_tokens, max_tokens))

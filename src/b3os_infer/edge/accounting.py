@@ -15,7 +15,13 @@ import math
 
 from ..config import ModelLimits
 from ..core import Usage
-from ..errors import ClientDisconnected, Overloaded, PermissionDenied, RateLimited
+from ..errors import (
+    ClientDisconnected,
+    LimitExceeded,
+    Overloaded,
+    PermissionDenied,
+    RateLimited,
+)
 from .keys import KeyRecord
 from .limits import Snapshot
 from .state import EdgeState
@@ -35,7 +41,8 @@ def refunds(reserved_output: int, taken_input: int, usage: Usage | None) -> tupl
             max(0, min(usage.cached_tokens, taken_input)))
 
 
-def _never_fits(limits: ModelLimits, input_tokens: int, max_tokens: int) -> RateLimited | None:
+def _never_fits(limits: ModelLimits, input_tokens: int, max_tokens: int
+                ) -> LimitExceeded | None:
     if input_tokens > limits.input_tokens_per_minute:
         what = (f"its {input_tokens} input tokens exceed the limit of "
                 f"{limits.input_tokens_per_minute} input tokens per minute")
@@ -44,10 +51,7 @@ def _never_fits(limits: ModelLimits, input_tokens: int, max_tokens: int) -> Rate
                 f"{limits.output_tokens_per_minute} output tokens per minute")
     else:
         return None
-    error = RateLimited(f"this request can never be admitted: {what}",
-                        code="request_exceeds_limit")
-    error.retryable = False
-    return error
+    return LimitExceeded(f"this request can never be admitted: {what}")
 
 
 class EdgeAccounting:

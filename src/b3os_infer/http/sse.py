@@ -16,11 +16,6 @@ def dumps(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
-def event_frame(event: str, payload: dict[str, Any]) -> bytes:
-    """A named frame: ``event: <type>`` then ``data: <json>`` (Anthropic)."""
-    return f"event: {event}\ndata: {dumps(payload)}\n\n".encode()
-
-
 def data_frame(payload: dict[str, Any] | str) -> bytes:
     """An unnamed frame (OpenAI); a string is sent as is, e.g. ``[DONE]``."""
     body = payload if isinstance(payload, str) else dumps(payload)

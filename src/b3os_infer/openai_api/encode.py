@@ -5,18 +5,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 from ..core import (
+    ChatEvent,
     ChatResult,
     Finished,
+    ServerToolCall,
+    ServerToolResult,
+    Started,
     StopReason,
     TextDelta,
     TextPart,
     ThinkingDelta,
+    ThinkingEnd,
     ThinkingPart,
     TokenLogprob,
     ToolCallDelta,
+    ToolCallEnd,
     ToolCallPart,
     ToolCallStart,
     Usage,
@@ -159,33 +165,54 @@ class ChunkEncoder:
             state.started = True
             frames.append(self._chunk(item.index, ChoiceDelta(role="assistant", content="",
                                                               refusal=None)))
-        delta = self._delta(state, item.event)
-        if delta is not None:
-            scored, state.pending = state.pending, []
-            frames.append(self._chunk(item.index, delta, scored=scored))
-        elif isinstance(item.event, Finished):
-            scored, state.pending = state.pending, []
-            frames.append(self._chunk(item.index, ChoiceDelta(),
-                                      finish_reason(item.event.stop_reason), scored=scored))
-        return frames
+        return frames + self._event(item.index, state, item.event)
 
-    def _delta(self, state: _Choice, event: object) -> ChoiceDelta | None:
-        if isinstance(event, TextDelta):
-            return ChoiceDelta(content=event.text)
-        if isinstance(event, ThinkingDelta):
-            return ChoiceDelta(reasoning_content=event.text, reasoning=event.text)
-        if isinstance(event, ToolCallStart):
-            state.calls += 1
-            return ChoiceDelta(tool_calls=[ChoiceDeltaToolCall(
-                index=state.calls - 1, id=tool_call_id(event.id), type="function",
-                function=ChoiceDeltaToolCallFunction(name=event.name, arguments=""))])
-        if isinstance(event, ToolCallDelta):
-            return ChoiceDelta(tool_calls=[ChoiceDeltaToolCall(
-                index=state.calls - 1,
-                function=ChoiceDeltaToolCallFunction(arguments=event.partial_json))])
-        if isinstance(event, TokenLogprob):
-            state.pending.append(event)
-        return None
+    def _event(self, index: int, state: _Choice, event: ChatEvent) -> list[bytes]:
+        match event:
+            case TextDelta(text=text):
+                return [self._scored(index, state, ChoiceDelta(content=text))]
+            case ThinkingDelta(text=text):
+                return [self._scored(index, state,
+                                     ChoiceDelta(reasoning_content=text, reasoning=text))]
+            case ToolCallStart() | ToolCallDelta() | ToolCallEnd():
+                return self._tool_call(index, state, event)
+            case TokenLogprob():
+                state.pending.append(event)     # goes out with the text it produced
+                return []
+            case Finished(stop_reason=reason):
+                return [self._scored(index, state, ChoiceDelta(), finish_reason(reason))]
+            case ThinkingEnd():
+                return []   # a chunk has no place for the reasoning's signature
+            case Started():
+                return []   # the role chunk opens each choice; usage comes once, at the end
+            case ServerToolCall() | ServerToolResult():
+                return []   # Chat Completions offers no server tools: none run here
+            case _:
+                assert_never(event)
+
+    def _tool_call(self, index: int, state: _Choice,
+                   event: ToolCallStart | ToolCallDelta | ToolCallEnd) -> list[bytes]:
+        """Calls are numbered in their choice; the arguments go out as their fragments."""
+        match event:
+            case ToolCallStart(id=call_id, name=name):
+                state.calls += 1
+                return [self._scored(index, state, ChoiceDelta(tool_calls=[ChoiceDeltaToolCall(
+                    index=state.calls - 1, id=tool_call_id(call_id), type="function",
+                    function=ChoiceDeltaToolCallFunction(name=name, arguments=""))]))]
+            case ToolCallDelta(partial_json=fragment):
+                return [self._scored(index, state, ChoiceDelta(tool_calls=[ChoiceDeltaToolCall(
+                    index=state.calls - 1,
+                    function=ChoiceDeltaToolCallFunction(arguments=fragment))]))]
+            case ToolCallEnd():
+                return []   # the fragments before it were the whole arguments
+            case _:
+                assert_never(event)
+
+    def _scored(self, index: int, state: _Choice, delta: ChoiceDelta,
+                finish: FinishReason | None = None) -> bytes:
+        """A chunk carrying the log-probabilities held for it."""
+        scored, state.pending = state.pending, []
+        return self._chunk(index, delta, finish, scored=scored)
 
 
 async def _frames(events: AsyncIterator[E], encode: Callable[[E], list[bytes]],

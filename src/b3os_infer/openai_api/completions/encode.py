@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, assert_never
 
-from ...core import ChatResult, Finished, StopReason, TextDelta, TextPart, TokenLogprob, Usage
+from ...core import (
+    ChatEvent,
+    ChatResult,
+    Finished,
+    ServerToolCall,
+    ServerToolResult,
+    Started,
+    StopReason,
+    TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingEnd,
+    TokenLogprob,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+)
 from ...http.sse import json_data_frame
 from ...node.choices import AllFinished, ChoiceEvent
 from ..encode import DONE, usage_of
@@ -82,17 +99,34 @@ class CompletionEncoder:
             self._offsets[index], self._pending[index] = 0, []
             if self._echo(index):
                 frames.append(self._chunk(index, self._echo(index)))
-        if isinstance(event, TokenLogprob):
-            self._pending[index].append(event)
-        elif isinstance(event, TextDelta | Finished):
-            scored, self._pending[index] = self._pending[index], []
-            logprobs = self._logprobs(scored, self._offsets[index])
-            self._offsets[index] += sum(len(s.text) for s in scored)
-            if isinstance(event, TextDelta):
-                frames.append(self._chunk(index, event.text, logprobs=logprobs))
-            else:
-                frames.append(self._chunk(index, "", event, logprobs if scored else None))
-        return frames
+        return frames + self._event(index, event)
+
+    def _event(self, index: int, event: ChatEvent) -> list[bytes]:
+        match event:
+            case TokenLogprob():
+                self._pending[index].append(event)  # goes out with the text it produced
+                return []
+            case TextDelta(text=text):
+                return [self._chunk(index, text, logprobs=self._scored(index))]
+            case Finished():
+                # the last chunk has log-probabilities only where tokens are left to score
+                logprobs = self._scored(index) if self._pending[index] else None
+                return [self._chunk(index, "", event, logprobs)]
+            case Started():
+                return []   # usage comes once, at the end (AllFinished)
+            case (ThinkingDelta() | ThinkingEnd() | ToolCallStart() | ToolCallDelta()
+                  | ToolCallEnd() | ServerToolCall() | ServerToolResult()):
+                return []   # a raw completion is text only: its stream never has these
+            case _:
+                assert_never(event)
+
+    def _scored(self, index: int) -> Logprobs | None:
+        """The legacy log-probabilities of the tokens held for the next chunk, at their
+        offsets in the choice's text (None where none were asked for)."""
+        scored, self._pending[index] = self._pending[index], []
+        logprobs = self._logprobs(scored, self._offsets[index])
+        self._offsets[index] += sum(len(s.text) for s in scored)
+        return logprobs
 
 
 def _legacy_finish(reason: StopReason) -> Literal["stop", "length"]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import assert_never
 
 from ... import ids
 from ...core import (
@@ -18,9 +19,11 @@ from ...core import (
     Finished,
     ServerToolCall,
     ServerToolResult,
+    Started,
     TextDelta,
     ThinkingDelta,
     ThinkingEnd,
+    TokenLogprob,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
@@ -153,23 +156,29 @@ class ResponseBuilder:
     # ---- generation events ----------------------------------------------------------
 
     def feed(self, event: ChatEvent) -> Events:
-        if isinstance(event, TextDelta):
-            return self._text(event.text)
-        if isinstance(event, ThinkingDelta):
-            return self._thinking(event.text)
-        if isinstance(event, ThinkingEnd):
-            return self._close("completed", signature=event.signature)
-        if isinstance(event, ToolCallStart):
-            return self._call_start(event)
-        if isinstance(event, ToolCallDelta):
-            return self._call_delta(event.partial_json)
-        if isinstance(event, ToolCallEnd):
-            return self._call_end(event)
-        if isinstance(event, Finished):
-            return self._finish(event)
-        if isinstance(event, ServerToolCall | ServerToolResult):
-            return self._search(event)
-        return []
+        match event:
+            case TextDelta(text=text):
+                return self._text(text)
+            case ThinkingDelta(text=text):
+                return self._thinking(text)
+            case ThinkingEnd(signature=signature):
+                return self._close("completed", signature=signature)
+            case ToolCallStart():
+                return self._call_start(event)
+            case ToolCallDelta(partial_json=fragment):
+                return self._call_delta(fragment)
+            case ToolCallEnd():
+                return self._call_end(event)
+            case Finished():
+                return self._finish(event)
+            case ServerToolCall() | ServerToolResult():
+                return self._search(event)
+            # Started: the response's own events (start()) opened the stream already;
+            # TokenLogprob: the Responses API here offers no log-probabilities
+            case Started() | TokenLogprob():
+                return []
+            case _:
+                assert_never(event)
 
     def _search(self, event: ServerToolCall | ServerToolResult) -> Events:
         """A search opens its item (in progress, then searching); its result closes it."""
