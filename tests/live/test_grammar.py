@@ -28,7 +28,7 @@ GBNF = GbnfCompiler()
 def vocab():
     engine = LlamaCppEngine(LlamaCppSettings(str(default_model_path()), parallel=1,
                                              context_window=512))
-    return engine._vocab
+    return engine.model.vocab
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])
