@@ -14,7 +14,7 @@ from b3os_infer.engine.constrained import ConstrainedSampler, LazyStart, Trigger
 from b3os_infer.engine.gbnf import GbnfCompiler
 from b3os_infer.engine.gguf import vocab_piece, vocab_tokenize
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
-from b3os_infer.engine.samplers import grammar_sampler
+from b3os_infer.engine.llamacpp.samplers import grammar_sampler
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
 from b3os_infer.node.models import default_model_path
 

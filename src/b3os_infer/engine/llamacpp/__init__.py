@@ -1,6 +1,6 @@
 """The embedded engine: llama.cpp in process, through llama-cpp-python's low-level API.
 
-One scheduler thread owns the llama contexts, one per lane (engine/lanes.py): each step it
+One scheduler thread owns the llama contexts, one per lane (lanes.py): each step it
 admits waiting requests into free slots, and for each lane builds one ``llama_batch``
 holding the next token of every decoding sequence plus a chunk of pending prompt tokens,
 decodes it, and samples each sequence from its own sampler chain. A request goes to the
@@ -23,9 +23,14 @@ The modules, one job each:
 - ``placement``: the lane and slot of a sequence, the prefix it reuses, outgrown replies;
 - ``steps``: a lane's batch, its decode, drafts verified;
 - ``sampling``: tokens from logits, and what they do to the reply;
-- ``sequence``: one request inside the engine, and the outbox of its events.
+- ``sequence``: one request inside the engine, and the outbox of its events;
+- ``lanes``: a lane's context and slots, each slot's KV stream and the tokens it holds;
+- ``seq_state``: a slot's saved state rewritten for a lane of another slot count;
+- ``samplers``: a request's llama.cpp sampler chain, its grammar included;
+- ``drafting``: the drafts of speculative decoding, from n-grams (no llama.cpp);
+- ``prefill_log``: long prompts' progress in the log (as ``b3os_infer.engine.prefill``).
 
-All of them log as ``b3os_infer.engine.llamacpp``.
+The others log as ``b3os_infer.engine.llamacpp``.
 """
 
 from .engine import LlamaCppEngine

@@ -11,7 +11,7 @@ import llama_cpp as ll
 
 from ..disk_cache import DiskCache, model_identity
 from ..kv_cache import KvPlan, LanePlan, plan_lanes
-from ..lanes import Lane
+from .lanes import Lane
 from .model import Model
 from .settings import LlamaCppSettings
 

@@ -10,7 +10,7 @@ import llama_cpp as ll
 import numpy as np
 
 from ..base import GenerationDone, TokenEvent
-from ..lanes import Lane
+from .lanes import Lane
 from .model import Model
 from .sequence import Outbox, Sequence
 

@@ -10,11 +10,11 @@ import threading
 
 from ...errors import InternalError, InvalidRequest
 from ..disk_cache import DiskCache
-from ..drafting import SharedPool
-from ..lanes import Lane
-from ..samplers import sampler_chain
+from .drafting import SharedPool
+from .lanes import Lane
 from .model import Model
 from .placement import Seating
+from .samplers import sampler_chain
 from .sampling import Replies
 from .sequence import Outbox, Sequence, failed
 from .settings import LlamaCppSettings

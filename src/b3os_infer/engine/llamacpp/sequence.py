@@ -10,10 +10,10 @@ from typing import Any
 
 from ...errors import InternalError
 from ..base import EngineEvent, GenerationRequest
-from ..drafting import DraftControl, NgramIndex
-from ..lanes import Lane, Slot
-from ..prefill_log import PrefillLog
 from ..reasoning import ReasoningTracker
+from .drafting import DraftControl, NgramIndex
+from .lanes import Lane, Slot
+from .prefill_log import PrefillLog
 
 
 def failed(exc: Exception) -> InternalError:

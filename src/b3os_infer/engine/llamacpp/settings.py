@@ -37,8 +37,8 @@ class LlamaCppSettings:
     disk_min_tokens: int = 2048
     # a saved prefix is loaded when it covers this many prompt tokens more than a slot does
     disk_min_gain: int = 256
-    # draft-free speculative decoding (engine/drafting.py): drafts from the sequence's own
-    # n-grams and from recent replies, verified inside the continuous batch
+    # draft-free speculative decoding (drafting.py): drafts from the sequence's own n-grams
+    # and from recent replies, verified inside the continuous batch
     speculative: bool = True
     # the recent replies' tokens kept for drafts of other requests (0, the default: none
     # shared, so a repeated request computes the same steps as the first: docs/engine.md)

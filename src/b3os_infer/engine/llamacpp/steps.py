@@ -1,6 +1,6 @@
 """One step of a lane: its batch (each decoding sequence's next token and draft, then prompt
 chunks), the decode, and the sampling of every row that ends a sequence's tokens, drafted
-rows verified in order (speculative decoding without a draft model: engine/drafting.py)."""
+rows verified in order (speculative decoding without a draft model: drafting.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import llama_cpp as ll
 
-from ..drafting import NgramIndex, SharedPool, draft_for
-from ..lanes import Lane
+from .drafting import NgramIndex, SharedPool, draft_for
+from .lanes import Lane
 from .sampling import Replies
 from .sequence import Sequence
 
