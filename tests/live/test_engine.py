@@ -180,7 +180,7 @@ def test_a_running_sequence_shares_its_prefix_with_a_new_one(model):
 
 
 def forget_slots_holding(model, tokens: list[int]) -> None:
-    for lane in model.engine._lanes:
+    for lane in model.engine.lanes:
         for slot in lane.slots:
             if not slot.busy and slot.tokens[:len(tokens)] == tokens:
                 lane.forget(slot)
@@ -231,7 +231,7 @@ def test_the_same_prompt_again_samples_from_the_logits_it_left(model):
         assert done.cached_tokens == len(request.prompt) - 1 and done.generated_tokens == 1
     # the row is still there for a fourth, in the lane the prompt went to (another lane's
     # rows are its own context's, valid until that lane decodes again)
-    [(lane, slot)] = [(lane, slot) for lane in model.engine._lanes for slot in lane.slots
+    [(lane, slot)] = [(lane, slot) for lane in model.engine.lanes for slot in lane.slots
                       if slot.tokens == request.prompt]
     assert list(lane.live_logits) == [slot.index]
 

@@ -1,7 +1,7 @@
-"""Draft-free speculative decoding (engine/drafting.py) on the real default model: what the
-engine writes with drafting on is what it writes with drafting off, greedy or sampled with
-a seed, and the drafts were really there. Each test loads both engines afresh: the slots'
-prefixes of earlier tests would change which rows a step computes.
+"""Draft-free speculative decoding (engine/llamacpp/drafting.py) on the real default model:
+what the engine writes with drafting on is what it writes with drafting off, greedy or
+sampled with a seed, and the drafts were really there. Each test loads both engines
+afresh: the slots' prefixes of earlier tests would change which rows a step computes.
 (Sequences decoded together are not compared with sequences decoded alone: with f16 KV a
 near tie can break differently beside other traffic, drafts or not — docs/engine.md.)"""
 

@@ -14,7 +14,7 @@ from b3os_infer.engine.constrained import ConstrainedSampler, LazyStart, Trigger
 from b3os_infer.engine.gbnf import GbnfCompiler
 from b3os_infer.engine.gguf import vocab_piece, vocab_tokenize
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
-from b3os_infer.engine.samplers import grammar_sampler
+from b3os_infer.engine.llamacpp.samplers import grammar_sampler
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
 from b3os_infer.node.models import default_model_path
 
@@ -28,7 +28,7 @@ GBNF = GbnfCompiler()
 def vocab():
     engine = LlamaCppEngine(LlamaCppSettings(str(default_model_path()), parallel=1,
                                              context_window=512))
-    return engine._vocab
+    return engine.model.vocab
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])

@@ -1,9 +1,9 @@
-"""Drafts from n-grams (engine/drafting.py): what is proposed, and how the draft length
-and the pauses follow acceptance."""
+"""Drafts from n-grams (engine/llamacpp/drafting.py): what is proposed, and how the draft
+length and the pauses follow acceptance."""
 
 from __future__ import annotations
 
-from b3os_infer.engine.drafting import (
+from b3os_infer.engine.llamacpp.drafting import (
     KEY,
     REACH,
     DraftControl,

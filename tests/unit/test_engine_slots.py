@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from b3os_infer.engine.lanes import Slot, pick_slot
+from b3os_infer.engine.llamacpp.lanes import Slot, pick_slot
 
 
 def slot(index: int, tokens: list[int], *, busy: bool = False, used: float = 0.0) -> Slot:

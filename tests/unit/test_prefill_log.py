@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from b3os_infer.engine.prefill_log import PrefillLog
+from b3os_infer.engine.llamacpp.prefill_log import PrefillLog
 
 
 def test_progress_is_logged_every_period_with_tokens_and_rate_then_the_end(caplog):

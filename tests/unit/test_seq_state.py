@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from b3os_infer.engine.seq_state import MAGIC, restream
+from b3os_infer.engine.llamacpp.seq_state import MAGIC, restream
 
 
 def u32(*values: int) -> bytes:

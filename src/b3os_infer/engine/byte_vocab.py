@@ -28,9 +28,6 @@ class ByteVocab:
     def size(self) -> int:
         return _BYTES + len(self._special) + len(self._pieces)
 
-    def special_id(self, text: str) -> int:
-        return self._special[text]
-
     def register(self, piece: str) -> int:
         """The id of a piece of text that is to be generated as one token."""
         if piece in self._special:

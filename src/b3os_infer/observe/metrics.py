@@ -102,7 +102,7 @@ class Metrics:
             "b3os_generation_tokens", "Tokens generated", model)
         self.drafted_tokens = self._counter(
             "b3os_speculative_drafted_tokens", "Tokens drafted by speculative decoding "
-            "(engine/drafting.py) and checked by the model", model)
+            "(engine/llamacpp/drafting.py) and checked by the model", model)
         self.accepted_tokens = self._counter(
             "b3os_speculative_accepted_tokens", "Drafted tokens the model agreed with: "
             "tokens that cost no decode step of their own", model)

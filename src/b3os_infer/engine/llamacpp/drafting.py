@@ -12,7 +12,7 @@ How many tokens are drafted adapts per sequence (``DraftControl``): it grows whi
 drafts are accepted, shrinks to what was accepted when one is not, and after drafts that
 keep failing the sequence stops drafting for a while (each failed draft costs the rows it
 added to the step). The engine verifies drafts inside its continuous batch
-(engine/llamacpp.py); nothing here touches llama.cpp.
+(steps.py); nothing here touches llama.cpp.
 """
 
 from __future__ import annotations
