@@ -12,7 +12,7 @@ from typing import assert_never
 
 from .. import core
 from ..errors import InferError
-from ..http.sse import named_frame, with_pings
+from ..http.sse import event_stream, named_frame
 from ..node.context_edits import AppliedEdit, EditedContext
 from ..node.models import Capabilities
 from ..usage_extension import usage_extension
@@ -230,20 +230,8 @@ class MessageStreamEncoder:
 def encode_stream(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,
                   request_id: str | None, error_of: Callable[[Exception], InferError],
                   keepalive: float = PING_SECONDS) -> AsyncIterator[bytes]:
-    """The SSE body; an error after the 200 goes out as an ``error`` event.
-
-    While nothing else is sent (a long prompt being processed), a ``ping`` goes out every
-    ``keepalive`` seconds, so clients and proxies with idle timeouts keep the stream.
-    """
-    return with_pings(_frames(events, encoder, request_id, error_of), PING_FRAME, keepalive)
-
-
-async def _frames(events: AsyncIterator[core.ChatEvent], encoder: MessageStreamEncoder,
-                  request_id: str | None, error_of: Callable[[Exception], InferError]
-                  ) -> AsyncIterator[bytes]:
-    try:
-        async for event in events:
-            for chunk in encoder.encode(event):
-                yield chunk
-    except Exception as exc:  # noqa: BLE001 - every failure must reach the client
-        yield frame(error_body(error_of(exc), request_id))
+    """The SSE body; an error after the 200 goes out as an ``error`` event, and a ``ping``
+    event fills every silence of ``keepalive`` seconds (a long prompt being processed)."""
+    def failed(exc: Exception) -> bytes:
+        return frame(error_body(error_of(exc), request_id))
+    return event_stream(events, encoder.encode, failed, PING_FRAME, keepalive)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any, TypeVar
+
+E = TypeVar("E")
 
 # a comment line: SSE parsers (the OpenAI SDKs' among them) skip it
 PING_COMMENT = b": ping\n\n"
@@ -86,3 +88,22 @@ async def with_pings(frames: AsyncIterator[bytes], ping: bytes,
         if timer is not None:
             timer.cancel()
         reader.cancel()
+
+
+def event_stream(events: AsyncIterator[E], encode: Callable[[E], Iterable[bytes]],
+                 failed: Callable[[Exception], bytes], ping: bytes,
+                 seconds: float = KEEPALIVE_SECONDS) -> AsyncIterator[bytes]:
+    """The body of a streamed response: each event's frames as ``encode`` makes them, a
+    failure after the 200 as the one frame ``failed`` makes of it (the API's error event),
+    and ``ping`` in every silence of ``seconds`` (``with_pings``)."""
+    return with_pings(_encoded(events, encode, failed), ping, seconds)
+
+
+async def _encoded(events: AsyncIterator[E], encode: Callable[[E], Iterable[bytes]],
+                   failed: Callable[[Exception], bytes]) -> AsyncIterator[bytes]:
+    try:
+        async for event in events:
+            for frame in encode(event):
+                yield frame
+    except Exception as exc:  # noqa: BLE001 - every failure must reach the client
+        yield failed(exc)

@@ -28,7 +28,7 @@ from ..core import (
     Usage,
 )
 from ..errors import InferError
-from ..http.sse import PING_COMMENT, data_frame, json_data_frame, with_pings
+from ..http.sse import PING_COMMENT, data_frame, event_stream, json_data_frame
 from ..node.choices import AllFinished, ChoiceEvent
 from ..node.prompting import dumps
 from ..usage_extension import usage_extension
@@ -215,18 +215,10 @@ class ChunkEncoder:
         return self._chunk(index, delta, finish, scored=scored)
 
 
-async def _frames(events: AsyncIterator[E], encode: Callable[[E], list[bytes]],
-                  error_of: Callable[[BaseException], InferError]) -> AsyncIterator[bytes]:
-    try:
-        async for event in events:
-            for frame in encode(event):
-                yield frame
-    except Exception as exc:  # noqa: BLE001 - every failure must reach the client
-        yield data_frame(error_body(error_of(exc)))
-
-
 def encode_chunks(events: AsyncIterator[E], encode: Callable[[E], list[bytes]],
                   error_of: Callable[[BaseException], InferError]) -> AsyncIterator[bytes]:
     """The SSE body; an error after the 200 goes out as a ``data:`` object with
     ``error``; a ``: ping`` comment fills every silence of ten seconds."""
-    return with_pings(_frames(events, encode, error_of), PING_COMMENT)
+    def failed(exc: Exception) -> bytes:
+        return data_frame(error_body(error_of(exc)))
+    return event_stream(events, encode, failed, PING_COMMENT)
