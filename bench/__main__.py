@@ -24,7 +24,7 @@ from pathlib import Path
 
 from b3os_infer.compose import DEFAULT_MODEL_WINDOW
 from b3os_infer.config import EngineConfig, Home
-from b3os_infer.node.models import default_model_path
+from b3os_infer.node.cards import default_model_path
 from b3os_infer.packs import installed_gguf
 
 from . import agent, batches, depth, direct, edit, report, servers

@@ -123,7 +123,7 @@ def main() -> None:
 
     from b3os_infer.compose import DEFAULT_MODEL_WINDOW
     from b3os_infer.config import EngineConfig
-    from b3os_infer.node.models import default_model_path
+    from b3os_infer.node.cards import default_model_path
 
     from .servers import Setup, ours
     setup = Setup(model_path=str(default_model_path()), threads=2,

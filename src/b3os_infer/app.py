@@ -21,20 +21,21 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .anthropic.routes import routes as anthropic_routes
-from .batches.fleet import batch_path, refuse_in_fleet
+from .batches.apis import batch_routes, batch_service
+from .batches.behind_fleet import batch_path, refuse_in_fleet
 from .batches.service import BatchService
 from .config import BatchSettings
 from .console.serve import Console
 from .edge.admin import AdminApi
 from .edge.auth import AuthMiddleware
 from .edge.callbacks import Tickets, callback_route
-from .edge.context import RequestContextMiddleware
 from .edge.fleet import CALLBACK_PREFIX
 from .edge.forward import Forwarder
 from .edge.keys import KeyStore
 from .edge.middleware import EdgeMiddleware
 from .edge.node_guard import NodeGuard
 from .edge.nodes import NodePool
+from .edge.request_stamps import RequestContextMiddleware
 from .edge.scrape import ScrapeAccess, metrics_route
 from .edge.shutdown_gate import ShutdownGate
 from .edge.standard_api import StandardApi
@@ -47,7 +48,7 @@ from .http.requests import request_id
 from .http.shutdown import Shutdown
 from .node.prompt_prints import PromptPrints
 from .node.registry import ModelRegistry
-from .node.server_tools.runner import ServerTools
+from .node.server_tools.tool_run import ServerTools
 from .observe.http import ObserveMiddleware, Observers, RouteLabels
 from .observe.metrics import Metrics, Watched
 from .observe.tracing import Tracing
@@ -143,7 +144,7 @@ def _node_app(registry: ModelRegistry, edge: EdgeState | None,
 
     routes = anthropic_routes(BASE) + openai_routes(BASE)
     if batches is not None:
-        routes += batches.routes(BASE)
+        routes += batch_routes(BASE)
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     routes.extend(extra)
     if scrape is not None:
@@ -175,7 +176,7 @@ def create_app(registry: ModelRegistry, keys: KeyStore, edge: EdgeState | None =
     """``batches``: the batch service (tests build their own), or its settings."""
     edge = edge or EdgeState.for_keys(keys)
     if not isinstance(batches, BatchService):
-        batches = BatchService(keys.engine, edge, keys, registry, batches)
+        batches = batch_service(keys.engine, edge, keys, registry, batches)
     _watch_models(edge.metrics, registry)
     edge.metrics.watch_queues(edge.queues.load)
     scrape = metrics_route(edge.metrics, ScrapeAccess(edge.gate, edge.metrics.config.token))

@@ -26,8 +26,8 @@ from .hub import HubError
 from .hub import commands as hub
 from .installed import installed_models
 from .launch import BUILDERS, NPM_PACKAGES, LaunchError, launch
+from .node.cards import ModelCard
 from .node.lifecycle import Bounds
-from .node.models import ModelCard
 from .node.registry import ModelRegistry
 from .observe.metrics import Metrics
 from .packs import (

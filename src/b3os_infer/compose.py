@@ -33,11 +33,7 @@ from .engine.scripted import ScriptedEngine
 from .engine.sentence import SentenceEmbedder
 from .engine.tokenizer import Tokenizer
 from .engine.upstream import UpstreamEngine, UpstreamSettings
-from .node.chat import ChatModel
-from .node.chat_template import ChatTemplate
-from .node.embedding import EmbeddingCard, EmbeddingModel, InputType
-from .node.lifecycle import Keeper, OnDemandEngine, Residency, file_bytes
-from .node.models import (
+from .node.cards import (
     DEFAULT_EMBEDDING_NAME,
     DEFAULT_MODEL_NAME,
     Capabilities,
@@ -46,11 +42,15 @@ from .node.models import (
     default_model_path,
     max_output_tokens,
 )
+from .node.chat_model import ChatModel
+from .node.chat_template import ChatTemplate
+from .node.embedding import EmbeddingCard, EmbeddingModel, InputType
+from .node.lifecycle import Keeper, OnDemandEngine, Residency, file_bytes
 from .node.profiles import ModelProfile, detect_profile
 from .node.registry import ModelRegistry
 from .node.server_tools.fetch import FetchSettings, WebFetcher
-from .node.server_tools.runner import ServerTools
 from .node.server_tools.searxng import SearxngBackend
+from .node.server_tools.tool_run import ServerTools
 from .node.signatures import Signer
 from .packs import installed_gguf
 

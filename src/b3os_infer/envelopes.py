@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from .anthropic.errors import error_frame as anthropic_error_frame
-from .anthropic.errors import error_response as anthropic_error
+from .anthropic.envelope import error_frame as anthropic_error_frame
+from .anthropic.envelope import error_response as anthropic_error
 from .errors import InferError, in_terms_of
 from .http.formats import BASE, api_for_path
 from .observe.context import note_error
-from .openai_api.errors import (
+from .openai_api.envelope import (
     CHAT_PARAMS,
     COMPLETIONS_PARAMS,
     RESPONSES_PARAMS,
     responses_error_frame,
 )
-from .openai_api.errors import error_frame as openai_error_frame
-from .openai_api.errors import error_response as openai_error
+from .openai_api.envelope import error_frame as openai_error_frame
+from .openai_api.envelope import error_response as openai_error
 
 
 def _openai_params(path: str) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 Each error knows its HTTP status, a stable b3os `code` and the offending `param`
 (a field path such as ``messages[0].content``). The wire packages map these to
-their own envelopes in one place each (``anthropic/errors.py``, ``openai/errors.py``).
+their own envelopes in one place each (``anthropic/envelope.py``, ``openai_api/envelope.py``).
 
 The node and the engines name what they refuse in neutral words (``NEUTRAL_PARAMS``, none
 of them a field of any API): ``turns`` (the messages or prompt the model reads,

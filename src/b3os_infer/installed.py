@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .config import LlamacppModel, ModelConfig
-from .hub.store import INSTALLED, Store
+from .hub.pulled import INSTALLED, Store
 from .packs import CATALOGUE, gguf_path, is_installed
 
 

@@ -31,7 +31,7 @@ MAX_HEAD_BYTES = 1024 * 1024
 class BoundedHeads(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline and a size bound on each request head.
 
-    (The app answers 431 in the route's shape above 64 KiB, ``edge/context.py``; this
+    (The app answers 431 in the route's shape above 64 KiB, ``edge/request_stamps.py``; this
     bounds what reaches it.)"""
 
     head_timeout = 30.0

@@ -37,7 +37,7 @@ from b3os_infer.edge.state import EdgeState
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.node.registry import ModelRegistry
-from b3os_infer.node.server_tools.runner import ServerTools
+from b3os_infer.node.server_tools.tool_run import ServerTools
 
 SCRIPTED_MODEL = "b3os/scripted"
 BASE_URL = "http://test/v1/infer"

@@ -13,7 +13,7 @@ import asyncio
 import anthropic
 import pytest
 
-from b3os_infer.batches.accounting import batch_bucket
+from b3os_infer.batches.budget import batch_bucket
 from b3os_infer.config import BatchSettings
 from b3os_infer.engine.script import Reply, When
 from support.batch_app import BatchApp, batch_app, until

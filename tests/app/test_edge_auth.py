@@ -10,10 +10,10 @@ import pytest
 from starlette.responses import JSONResponse
 
 from b3os_infer.edge.auth import AuthMiddleware
-from b3os_infer.edge.context import RequestContextMiddleware
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.key_gate import KeyGate
 from b3os_infer.edge.keys import KeyStore
+from b3os_infer.edge.request_stamps import RequestContextMiddleware
 from b3os_infer.edge.usage import UsageLedger
 
 

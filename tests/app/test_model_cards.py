@@ -6,7 +6,7 @@ import openai
 import pytest
 
 from b3os_infer.engine.script import Reply, Script
-from b3os_infer.node.models import max_output_tokens
+from b3os_infer.node.cards import max_output_tokens
 
 pytestmark = pytest.mark.anyio
 

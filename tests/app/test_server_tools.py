@@ -11,8 +11,8 @@ import pytest
 
 from b3os_infer.engine.script import Reply, Script, When
 from b3os_infer.node.server_tools.fetch import FetchSettings, WebFetcher
-from b3os_infer.node.server_tools.runner import ServerTools
 from b3os_infer.node.server_tools.searxng import SearxngBackend
+from b3os_infer.node.server_tools.tool_run import ServerTools
 from support.web_servers import Page, page_server, searxng_server
 
 pytestmark = pytest.mark.anyio

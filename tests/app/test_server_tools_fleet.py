@@ -21,8 +21,8 @@ from b3os_infer.edge.state import EdgeState
 from b3os_infer.engine.script import Reply, Script
 from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.node.registry import ModelRegistry
-from b3os_infer.node.server_tools.runner import ServerTools
 from b3os_infer.node.server_tools.searxng import SearxngBackend
+from b3os_infer.node.server_tools.tool_run import ServerTools
 from support.servers import free_port
 from support.uvicorn_serving import serving
 from support.web_servers import searxng_server

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from b3os_infer.edge.db import open_database
 from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.stored_responses import ResponseTable
+from b3os_infer.edge.response_store import ResponseTable
 from b3os_infer.edge.usage import UsageLedger, UsageRow
 from b3os_infer.http.stored_responses import StoredResponse
 from support.postgres import postgres_server

@@ -17,8 +17,8 @@ from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, 
 from b3os_infer.engine.disk_cache import MAGIC, _read_header
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.memory_plan import KvBudget
-from b3os_infer.node.chat import ChatModel
-from b3os_infer.node.models import default_model_path
+from b3os_infer.node.cards import default_model_path
+from b3os_infer.node.chat_model import ChatModel
 from support.engines import loaded_gguf, loading_gguf
 
 # long enough to take several 512-token prefill steps

@@ -15,7 +15,7 @@ import pytest
 from b3os_infer.config import EngineConfig, LlamacppModel
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import GenerationDone, GenerationRequest, TokenEvent
-from b3os_infer.node.chat import ChatModel
+from b3os_infer.node.chat_model import ChatModel
 from support.engines import loaded_gguf
 
 PARAGRAPH = ("The lighthouse keeper climbs one hundred and twelve steps every evening, "

@@ -15,8 +15,8 @@ from b3os_infer.engine.gbnf import GbnfCompiler
 from b3os_infer.engine.gguf import vocab_piece, vocab_tokenize
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
 from b3os_infer.engine.llamacpp.samplers import grammar_sampler
+from b3os_infer.node.cards import default_model_path
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar
-from b3os_infer.node.models import default_model_path
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code_tools.json"
 TOOLS = [Tool(t["name"], None, t["input_schema"]) for t in json.loads(FIXTURE.read_text())["tools"]]

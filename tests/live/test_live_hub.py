@@ -17,7 +17,7 @@ import httpx
 import openai
 import pytest
 
-from b3os_infer.node.models import default_model_path
+from b3os_infer.node.cards import default_model_path
 from support.gguf_split import split
 from support.hub_server import HubFile, HubRepo, LocalHub, local_hub
 from support.servers import cli, free_port, start_server, stop, wait_healthy

@@ -20,7 +20,7 @@ import httpx
 import openai
 import pytest
 
-from b3os_infer.node.models import default_model_path
+from b3os_infer.node.cards import default_model_path
 from support.servers import cli, free_port, start_server
 
 HI = [{"role": "user", "content": "Name one river in Oregon."}]

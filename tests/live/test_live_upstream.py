@@ -26,7 +26,7 @@ import jsonschema
 import openai
 import pytest
 
-from b3os_infer.node.models import default_model_path
+from b3os_infer.node.cards import default_model_path
 from support import vllm
 from support.binaries import llama_server
 from support.servers import LiveServer, cli, free_port, start_server, stop, wait_healthy, wait_ready

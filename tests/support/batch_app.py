@@ -20,6 +20,7 @@ import httpx2
 import openai
 
 from b3os_infer.app import create_app
+from b3os_infer.batches.apis import batch_service
 from b3os_infer.batches.service import BatchService
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import BatchSettings, ModelBasics
@@ -93,7 +94,7 @@ async def batch_app(tmp_path: Path, replies: Sequence[Reply], *,
         registry.add(scripted_model(ModelBasics(id=MODEL), engine, SECRET))
         await registry.start()
         stack.push_async_callback(registry.close)
-        service = BatchService(database, edge, keys, registry, settings)
+        service = batch_service(database, edge, keys, registry, settings)
         stack.push_async_callback(service.close)
         app = create_app(registry, keys, edge, batches=service)
         _, mine = keys.create("mine", DEFAULT_SCOPES)

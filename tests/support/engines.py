@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from b3os_infer.compose import load_gguf_model
-from b3os_infer.node.chat import ChatModel
+from b3os_infer.node.chat_model import ChatModel
 from b3os_infer.node.lifecycle import OnDemandEngine
 
 

@@ -15,9 +15,9 @@ from b3os_infer.anthropic.decode import (
 )
 from b3os_infer.core import ThinkingPart, ToolCallPart, ToolResultPart, ToolsChangedPart
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
-from b3os_infer.node.models import ModelCard
+from b3os_infer.node.cards import ModelCard
 from b3os_infer.node.output_cap import capped
-from b3os_infer.wire import kind_rules
+from b3os_infer.wire_models import kind_rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "anthropic.md"
 USER = {"role": "user", "content": "Hi"}

@@ -35,7 +35,7 @@ from b3os_infer.core import (
     ToolsChangedPart,
 )
 from b3os_infer.errors import UnsupportedParameter
-from b3os_infer.wire import WireModel, kind_rules, policy_rules
+from b3os_infer.wire_models import WireModel, kind_rules, policy_rules
 
 TOOL = {"name": "Read", "input_schema": {"type": "object"}}
 SCHEMA_FORMAT = {"type": "json_schema", "schema": {"type": "object"}}

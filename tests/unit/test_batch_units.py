@@ -12,7 +12,7 @@ import pytest
 
 from b3os_infer.batches import policy
 from b3os_infer.batches.multipart import parse_form
-from b3os_infer.batches.openai_lines import read_lines
+from b3os_infer.batches.openai_api.lines import read_lines
 from b3os_infer.batches.pages import after_page
 from b3os_infer.config import ConfigError, load_config
 from b3os_infer.errors import InvalidRequest

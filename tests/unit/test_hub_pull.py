@@ -10,8 +10,8 @@ import pytest
 
 from b3os_infer.hub import HubError
 from b3os_infer.hub.pull import Hub, Puller
+from b3os_infer.hub.pulled import Store
 from b3os_infer.hub.refs import parse
-from b3os_infer.hub.store import Store
 from support.hub_server import HubFile, HubRepo, LocalHub, local_hub
 
 SPLIT = [f"Tiny-Q8_0-0000{n}-of-00003.gguf" for n in (1, 2, 3)]

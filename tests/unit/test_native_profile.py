@@ -21,9 +21,9 @@ from b3os_infer.core import (
     ToolCallStart,
     ToolResultPart,
 )
-from b3os_infer.node.chat import ChatModel
+from b3os_infer.node.cards import ModelCard
+from b3os_infer.node.chat_model import ChatModel
 from b3os_infer.node.chat_template import ChatTemplate
-from b3os_infer.node.models import ModelCard
 from b3os_infer.node.profiles import detect_profile
 from b3os_infer.node.reply import ReplyParser
 from b3os_infer.node.signatures import Signer

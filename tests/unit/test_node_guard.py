@@ -16,7 +16,7 @@ from b3os_infer.edge.fleet import (
     error_to_wire,
 )
 from b3os_infer.edge.node_guard import NodeGuard
-from b3os_infer.edge.stored_responses import RemoteResponses, answer
+from b3os_infer.edge.response_store import RemoteResponses, answer
 from b3os_infer.errors import Overloaded, PermissionDenied
 from b3os_infer.http.accounting import ACCOUNTING_KEY
 from b3os_infer.http.stored_responses import STORE_KEY, StoredResponse

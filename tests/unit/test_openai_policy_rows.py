@@ -21,7 +21,7 @@ from b3os_infer.openai_api.wire import (
     messages,
     tools,
 )
-from b3os_infer.wire import WireModel, policy_rules
+from b3os_infer.wire_models import WireModel, policy_rules
 
 USER = {"role": "user", "content": "Hi"}
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}

@@ -16,8 +16,8 @@ COUNTS = {"speculative": {"drafted": 40, "accepted": 31}}
 
 
 def test_the_messages_usage_carries_the_draft_counts_only_where_there_were_drafts():
-    assert json.loads(anthropic.to_json(anthropic.usage_of(DRAFTED)))["b3os"] == COUNTS
-    assert "b3os" not in json.loads(anthropic.to_json(anthropic.usage_of(PLAIN)))
+    assert json.loads(anthropic.usage_of(DRAFTED).to_json())["b3os"] == COUNTS
+    assert "b3os" not in json.loads(anthropic.usage_of(PLAIN).to_json())
 
 
 def test_chat_completion_usage_carries_the_draft_counts_only_where_there_were_drafts():

@@ -8,7 +8,7 @@ import pytest
 from pydantic import Field, Tag
 
 from b3os_infer.errors import InvalidRequest, UnsupportedParameter
-from b3os_infer.wire import (
+from b3os_infer.wire_models import (
     Ignored,
     Refused,
     Rule,

@@ -35,7 +35,7 @@ from ..core import (
 )
 from ..errors import InvalidRequest
 from ..node.server_tools.functions import function_of
-from ..wire import decode
+from ..wire_models import decode
 from .server_blocks import call_part, result_part
 from .server_tool_params import split_tools
 from .toolset import ToolSet

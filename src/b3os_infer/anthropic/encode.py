@@ -13,10 +13,10 @@ from typing import assert_never
 from .. import core
 from ..errors import InferError
 from ..http.sse import event_stream, named_frame
+from ..node.cards import Capabilities
 from ..node.context_edits import AppliedEdit, EditedContext
-from ..node.models import Capabilities
 from ..usage_extension import usage_extension
-from .errors import error_body
+from .envelope import error_body
 from .server_blocks import call_block, result_block
 from .wire import responses as wire
 
@@ -27,13 +27,9 @@ STOP_REASONS: dict[core.StopReason, wire.StopReason] = {
     "stop_string": "stop_sequence", "tool_calls": "tool_use", "paused": "pause_turn"}
 
 
-def to_json(model: wire.ResponseModel) -> bytes:
-    return model.__pydantic_serializer__.to_json(model)
-
-
 def frame(event: wire.RawMessageStreamEvent) -> bytes:
     """One SSE frame: the event's ``type`` as its name, the event as its data."""
-    return named_frame(event.type, to_json(event))
+    return named_frame(event.type, event.to_json())
 
 
 PING_FRAME = frame(wire.PingEvent())

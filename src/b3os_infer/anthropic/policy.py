@@ -13,7 +13,7 @@ and a test keeps them equal.
 from __future__ import annotations
 
 from ..node.output_cap import OutputCapRule
-from ..wire import Rule, kind_rules, policy_rules, render_tables
+from ..wire_models import Rule, kind_rules, policy_rules, render_tables
 from .wire.kinds import CONTENT_BLOCKS, CONTEXT_EDITS, TOOL_CHANGES, TOOL_TYPES
 from .wire.params import (
     ClearThinkingEditParam,

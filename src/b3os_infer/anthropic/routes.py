@@ -10,23 +10,23 @@ from starlette.routing import Route
 
 from .. import ids
 from ..errors import NotFound
+from ..generation.pipeline import chat_reply, plan_chat
 from ..generation.served import registry_of
-from ..generation.service import chat_reply, plan_chat
 from ..http.allowance import allowed_models, allows_scope
 from ..http.cancellation import EventStream
 from ..http.endpoint import as_infer_error, endpoint, opened
 from ..http.requests import json_body, request_id
-from ..node.chat import ChatModel
+from ..node.chat_model import ChatModel
 from ..node.context_edits import PromptCounter, edit_context
 from ..node.folding import fold
 from ..node.lifecycle import load_state
-from ..node.server_tools.access import SCOPE, service_for
-from ..node.server_tools.runner import ServerTools
+from ..node.server_tools.scope import SCOPE, service_for
+from ..node.server_tools.tool_run import ServerTools
 from ..observe.context import note_response_id
 from ..pagination import page_window
 from .decode import decode_count_tokens_request, decode_messages_request
 from .diagnostics import diagnosis
-from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of, to_json
+from .encode import MessageStreamEncoder, capabilities_of, encode_stream, message_of
 from .wire.responses import (
     CountTokensContextManagement,
     MessageTokensCount,
@@ -38,7 +38,7 @@ from .wire.responses import (
 
 
 def _json(body: ResponseModel) -> Response:
-    return Response(to_json(body), media_type="application/json")
+    return Response(body.to_json(), media_type="application/json")
 
 
 @endpoint

@@ -6,8 +6,8 @@
   read and written through ``async_store`` on the edge's database threads;
 - ``runner``: runs pending requests in the engine's spare capacity, below interactive ones
   (``gate``), each through the node's own route (``execute``), counted under a batch class
-  (``accounting``); resumes after a restart;
-- ``anthropic_routes`` and ``openai_routes`` (with ``openai_files``): the two APIs' routes,
-  their wire models in ``anthropic_wire`` and ``openai_wire``; ``policy`` renders their field
-  tables into docs/batches.md.
+  (``budget``); resumes after a restart; ``service`` holds the store and the runner;
+- ``anthropic/`` and ``openai_api/`` (files, input lines, output files): each API's routes
+  and wire models, peers that do not import each other; ``apis`` builds the service with
+  them and gives their routes; ``policy`` renders their field tables into docs/batches.md.
 """

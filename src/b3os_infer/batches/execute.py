@@ -27,8 +27,8 @@ from ..errors import AuthenticationFailed, InferError, InternalError
 from ..http.accounting import ACCOUNTING_KEY
 from ..http.allowance import ALLOWANCE_KEY
 from ..http.formats import BASE
-from .accounting import BatchAccounting
 from .async_store import batches_unavailable
+from .budget import BatchAccounting
 from .store import Answer, BatchRow, ItemRow
 
 log = logging.getLogger(__name__)

@@ -7,29 +7,14 @@ policy (docs/anthropic.md, docs/openai.md, docs/responses.md).
 
 from __future__ import annotations
 
-from ..wire import Rule, policy_rules, render_tables
-from . import anthropic_wire, openai_wire
+from ..wire_models import policy_rules, render_tables
+from .anthropic import wire as anthropic_wire
+from .openai_api import wire as openai_wire
+from .openai_api.wire import LINE_FIELDS, UPLOAD_FIELDS
 
 MESSAGE_BATCH_FIELDS = policy_rules(anthropic_wire.BatchCreateParams)
 MESSAGE_BATCH_REQUEST_FIELDS = policy_rules(anthropic_wire.BatchRequestParam)
 BATCH_FIELDS = policy_rules(openai_wire.BatchCreateParams)
-
-# multipart fields of POST /files (read in openai_files.py)
-UPLOAD_FIELDS = (
-    Rule("file", "supported", "JSONL, UTF-8, up to `[batches] max_file_bytes` (32 MiB)"),
-    Rule("purpose", "supported", "`batch`; other purposes are refused"),
-    Rule("expires_after[anchor]", "ignored", "files are kept until deleted"),
-    Rule("expires_after[seconds]", "ignored", "files are kept until deleted"),
-)
-
-# the keys of each line of an input file (read in openai_lines.py)
-LINE_FIELDS = (
-    Rule("custom_id", "supported", "unique in the file"),
-    Rule("method", "supported", "`POST`"),
-    Rule("url", "supported", "the batch's `endpoint`"),
-    Rule("body", "supported", "the endpoint's request, validated by its route; "
-                              "`stream: true` is refused"),
-)
 
 _TABLES = (
     ("Request fields of `POST /v1/infer/v1/messages/batches`", MESSAGE_BATCH_FIELDS),

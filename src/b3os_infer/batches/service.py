@@ -1,36 +1,35 @@
-"""The batch service: its store, runner and routes, built once per app."""
+"""The batch service: its store and runner, built once per app (``apis.py`` builds it with
+the APIs' finishers and gives their routes)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from sqlalchemy import Engine
-from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ..config import BatchSettings
 from ..edge.keys import KeyStore
 from ..edge.state import EdgeState
 from ..node.registry import ModelRegistry
-from .anthropic_routes import routes as anthropic_routes
 from .async_store import BatchStore
 from .execute import Executor
 from .gate import Gate
-from .openai_output import finish_openai
-from .openai_routes import routes as openai_routes
 from .runner import BatchRunner
-from .store import BatchRow
+from .store import BatchRow, Finisher
 
 
 class BatchService:
     def __init__(self, database: Engine, edge: EdgeState, keys: KeyStore,
-                 registry: ModelRegistry, settings: BatchSettings | None = None) -> None:
+                 registry: ModelRegistry, settings: BatchSettings | None = None,
+                 finishers: Mapping[str, Finisher] | None = None) -> None:
         self.settings = settings or BatchSettings()
         self.store = BatchStore(database, edge.ledger.threads)
         self.executor = Executor(edge, keys)
         self.runner = BatchRunner(self.store, self.executor,
                                   Gate(registry, edge.queues, self.settings.reserve_slots),
-                                  self.settings, {"openai": finish_openai})
+                                  self.settings, dict(finishers or {}))
 
     def bind(self, app: ASGIApp) -> None:
         """The node's routes, where batch requests run."""
@@ -55,7 +54,4 @@ class BatchService:
 
     async def close(self) -> None:
         await self.runner.close()
-
-    def routes(self, prefix: str) -> list[Route]:
-        return anthropic_routes(prefix) + openai_routes(prefix)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
-from ..node.models import DEFAULT_EMBEDDING_ID
+from ..node.cards import DEFAULT_EMBEDDING_ID
 from ..observe.metrics import MetricsConfig
 from .models import (
     LlamacppModel,

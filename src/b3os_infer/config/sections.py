@@ -125,7 +125,7 @@ class EdgeConfig(Section):
     body_timeout_seconds: int = Field(default=30, ge=1, description="a body that stops arriving "
                                       "for this long is answered 408")
     # a session's node is passed over for the least loaded one when its load exceeds that
-    # one's by more than this many requests and by more than this factor (edge/placement.py)
+    # one's by more than this many requests and by more than this factor (edge/node_choice.py)
     balance_abs_threshold: int = Field(default=8, ge=0, description="a session's node is passed "
                                        "over when it has this many more requests than the "
                                        "least loaded node")

@@ -31,7 +31,7 @@ from ..http.endpoint import endpoint
 from ..http.formats import BASE
 from ..http.requests import json_body, request_id
 from ..node.registry import ModelRegistry
-from ..wire import decode
+from ..wire_models import decode
 from .admin_models import model_routes
 from .admin_wire import (
     Bucket,

@@ -11,7 +11,7 @@ from ..observe.metrics import Metrics
 from .db import database_url, open_database
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
-from .placement import Balance
+from .node_choice import Balance
 from .queue import QueueConfig, Queues
 from .redis_limits import RedisLimiter
 from .state import EdgeState

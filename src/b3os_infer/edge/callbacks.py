@@ -3,7 +3,7 @@
 The edge registers each forwarded request's ``EdgeAccounting`` under a random ticket and
 sends the node ``<advertise url>/_b3os/accounting/<ticket>``; the node posts to
 ``.../admit`` and ``.../settle`` with the shared secret, and reaches the key's stored
-responses at ``.../response.get|put|delete`` (``stored_responses.py``).
+responses at ``.../response.get|put|delete`` (``response_store.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from starlette.routing import Route
 from ..core import Usage
 from ..errors import InferError
 from ..http.cancellation import until_disconnect
-from .accounting import EdgeAccounting
 from .fleet import CALLBACK_PREFIX, SECRET_HEADER, error_to_wire, secret_matches
-from .stored_responses import ACTIONS, KeyResponses, answer
+from .metering import EdgeAccounting
+from .response_store import ACTIONS, KeyResponses, answer
 
 
 class Tickets:

@@ -28,7 +28,6 @@ from ..http.formats import BASE
 from ..observe.metrics import Metrics
 from ..observe.tracing import TRACE_HEADERS, outgoing_trace_headers
 from ..pagination import page_by_id
-from .accounting import EdgeAccounting
 from .affinity import routing_key
 from .body import model_named, parsed, read_body
 from .callbacks import Tickets
@@ -43,8 +42,9 @@ from .fleet import (
     SECRET_HEADER,
 )
 from .keys import KeyRecord
+from .metering import EdgeAccounting
+from .node_choice import Balance, Placement, place
 from .nodes import Node, NodePool
-from .placement import Balance, Placement, place
 from .shutdown_gate import DRAINING_HEADER
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class Forwarder:
 
     def _place(self, model: str | None, data: dict[str, Any] | None,
                scope: Scope) -> Placement:
-        """The nodes to try, the session's own first (``placement.py``), and the decision
+        """The nodes to try, the session's own first (``node_choice.py``), and the decision
         counted in ``/metrics``."""
         key = routing_key(Headers(scope=scope), data)
         nodes = self.pool.serving(model)

@@ -20,12 +20,12 @@ from ..http.accounting import ACCOUNTING_KEY
 from ..http.formats import BASE, api_for_path
 from ..http.stored_responses import STORE_KEY
 from ..observe.context import note_model
-from .accounting import EdgeAccounting, model_not_allowed
 from .body import ClientGone, read_body, replay, requested_model
 from .keys import KeyRecord
+from .metering import EdgeAccounting, model_not_allowed
 from .ratelimit_headers import ratelimit_headers
+from .response_store import KeyResponses
 from .state import EdgeState
-from .stored_responses import KeyResponses
 from .usage import UsageRow
 
 log = logging.getLogger(__name__)

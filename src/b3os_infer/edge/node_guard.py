@@ -33,8 +33,8 @@ from .fleet import (
     error_from_wire,
     secret_matches,
 )
+from .response_store import RemoteResponses
 from .scrape import METRICS_PATH
-from .stored_responses import RemoteResponses
 
 log = logging.getLogger(__name__)
 

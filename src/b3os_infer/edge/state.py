@@ -11,9 +11,9 @@ from ..observe.metrics import Metrics
 from .key_gate import KeyGate
 from .keys import KeyStore
 from .limits import Limiter, LimitsConfig, MemoryLimiter
-from .placement import Balance
+from .node_choice import Balance
 from .queue import QueueConfig, Queues
-from .stored_responses import ResponseTable
+from .response_store import ResponseTable
 from .usage import UsageLedger
 
 

@@ -1,1 +1,1 @@
-"""The one generation service behind every generation route (``service.py``)."""
+"""The one generation service behind every generation route (``pipeline.py``)."""

@@ -12,8 +12,8 @@ from typing import TextIO
 from ..progress import ProgressBar
 from . import HubError
 from .pull import Hub, Puller
+from .pulled import DOWNLOADING, INSTALLED, Record, Store
 from .refs import Reference, choose, is_reference, parse
-from .store import DOWNLOADING, INSTALLED, Record, Store
 
 
 @contextmanager

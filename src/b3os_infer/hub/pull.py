@@ -25,8 +25,8 @@ from huggingface_hub.errors import (
 )
 
 from . import HubError, Interrupted
+from .pulled import DOWNLOADING, INSTALLED, Record, Store
 from .refs import Gguf, Reference, RemoteFile, choose, ggufs
-from .store import DOWNLOADING, INSTALLED, Record, Store
 from .transfer import FreeSpace, Progress, check_space, disk_free, fetch, hash_file
 
 

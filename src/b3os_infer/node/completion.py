@@ -12,7 +12,7 @@ from ..core import NodeEvent, TextRequest
 from ..engine.base import GenerationRequest
 from ..observe.context import observed_reply
 from ..stops import StopMatcher
-from .chat import ChatModel
+from .chat_model import ChatModel
 from .decoding import PlainText, TokenLoop
 from .output_cap import output_cap
 

@@ -31,7 +31,7 @@ from ..core import (
     ToolResultPart,
     ToolsChangedPart,
 )
-from .chat import Prompt
+from .chat_model import Prompt
 
 CLEARED_RESULT = "[tool result cleared to save context]"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core import ChatRequest, Thinking
-from .models import ModelCard
+from .cards import ModelCard
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Protocol, TypeVar
 from ..engine.base import ReportsProblems
 from ..engine.memory_plan import available_memory
 from ..errors import InvalidRequest, model_not_available
-from .chat import ChatModel
+from .chat_model import ChatModel
 from .embedding import EmbeddingModel
 from .lifecycle import (
     Bounds,

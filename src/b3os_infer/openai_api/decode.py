@@ -29,9 +29,9 @@ from ..core import (
     merge_turns,
 )
 from ..errors import InvalidRequest, UnsupportedParameter
-from ..wire import decode
+from ..wire_models import decode
 from .policy import CHAT_OUTPUT_CAP
-from .sampling import sampling_of
+from .sampling_fields import sampling_of
 from .wire.chat import (
     ChatCompletionCreateParams,
     ResponseFormat,

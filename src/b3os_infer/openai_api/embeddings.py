@@ -20,7 +20,7 @@ from ..http.requests import json_body
 from ..node.embedding import EmbeddingInput, EmbeddingModel
 from ..node.registry import ModelRegistry
 from ..node.vectors import PACKED, convert
-from ..wire import decode
+from ..wire_models import decode
 from .decode import invalid
 from .wire.embeddings import (
     CreateEmbeddingResponse,

@@ -32,7 +32,7 @@ from ..http.sse import PING_COMMENT, data_frame, event_stream, json_data_frame
 from ..node.choices import AllFinished, ChoiceEvent
 from ..node.prompting import dumps
 from ..usage_extension import usage_extension
-from .errors import error_body
+from .envelope import error_body
 from .wire.responses import (
     ChatCompletion,
     ChatCompletionChunk,

@@ -12,7 +12,7 @@ refused. ``docs/openai.md`` is rendered from this module
 from __future__ import annotations
 
 from ..node.output_cap import OutputCapRule
-from ..wire import Rule, Status, kind_rules, policy_rules, render_tables
+from ..wire_models import Rule, Status, kind_rules, policy_rules, render_tables
 from .wire import kinds
 from .wire.chat import ChatCompletionCreateParams, JSONSchema
 from .wire.common import ChatCompletionStreamOptionsParam

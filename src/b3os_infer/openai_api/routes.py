@@ -11,24 +11,24 @@ from starlette.routing import Route
 
 from .. import ids
 from ..errors import model_not_available
+from ..generation.pipeline import chat_choices, plan_chat
 from ..generation.served import registry_of
-from ..generation.service import chat_choices, plan_chat
 from ..http.allowance import allowed_models
 from ..http.cancellation import EventStream
 from ..http.endpoint import endpoint, infer_error_in, opened
 from ..http.requests import json_body
-from ..node.chat import ChatModel
+from ..node.cards import ModelCard
+from ..node.chat_model import ChatModel
 from ..node.choices import fold_choices
 from ..node.embedding import EmbeddingCard, EmbeddingModel
 from ..node.lifecycle import load_state
-from ..node.models import ModelCard
 from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from .completions import completions
 from .decode import decode_chat_request
 from .embeddings import create_embeddings
 from .encode import ChunkEncoder, completion_body, encode_chunks
-from .errors import CHAT_PARAMS
+from .envelope import CHAT_PARAMS
 from .responses import (
     cancel_response,
     count_input_tokens,

@@ -18,8 +18,8 @@ from starlette.responses import JSONResponse, Response
 
 from ..http.endpoint import endpoint
 from ..http.requests import json_body
-from ..node.chat import ChatModel
-from ..wire import WireModel, decode
+from ..node.chat_model import ChatModel
+from ..wire_models import WireModel, decode
 from .decode import decode_chat_request
 
 PATH = "/tokenize"

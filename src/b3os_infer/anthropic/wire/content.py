@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel, member
+from ...wire_models import Ignored, Refused, Supported, WireModel, member
 from .kinds import CONTENT_BLOCKS, TOOL_CHANGES
 from .server_tools import (
     ServerToolUseBlockParam,

@@ -6,7 +6,7 @@ kind the table refuses, or one it does not know, is refused naming the member's 
 
 from __future__ import annotations
 
-from ...wire import kinds
+from ...wire_models import kinds
 
 _SERVER_TOOL = "no server-side tools"
 _DEFINED_TOOL = "Anthropic-defined tool: declare it as a custom tool instead"

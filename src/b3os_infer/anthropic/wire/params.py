@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel, member
+from ...wire_models import Ignored, Refused, Supported, WireModel, member
 from .content import MessageParam, SystemParam
 from .kinds import CONTEXT_EDITS
 from .tools import ToolChoiceParam, ToolUnionParam

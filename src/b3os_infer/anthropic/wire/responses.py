@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 
 from ...usage_extension import UsageExtension, extension_field
+from ...wire_models import SentModel
 
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn",
                      "refusal", "model_context_window_exceeded"]
 
 
-class ResponseModel(BaseModel):
-    """An object we send: built by our code, so its values are ours to trust."""
+class ResponseModel(SentModel):
+    """An object of the Messages API: every field sent, and frozen once built (a block
+    such as ``DIRECT`` is shared by the messages that carry it)."""
 
     model_config = ConfigDict(frozen=True, protected_namespaces=())
 

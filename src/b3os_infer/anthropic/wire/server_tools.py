@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ...wire import Ignored, Supported, WireModel
+from ...wire_models import Ignored, Supported, WireModel
 
 _CACHE = Ignored("the prefix cache is automatic")
 _CALLERS = Ignored("every call is direct")

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ...wire import Ignored, Supported, WireModel, member
+from ...wire_models import Ignored, Supported, WireModel, member
 from .kinds import TOOL_TYPES
 from .server_tools import WebFetchToolParam, WebSearchToolParam
 

@@ -38,9 +38,9 @@ from ...core import (
     ToolChoice,
     Usage,
 )
-from ..chat import ChatModel, Prompt
+from ..chat_model import ChatModel, Prompt
 from ..folding import Folder
-from .runner import ServerTools, ToolRun
+from .tool_run import ServerTools, ToolRun
 
 
 @dataclass

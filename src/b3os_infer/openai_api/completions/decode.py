@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core import TextRequest
-from ...wire import decode
+from ...wire_models import decode
 from ..decode import invalid
 from ..policy import COMPLETIONS_OUTPUT_CAP
-from ..sampling import sampling_of
+from ..sampling_fields import sampling_of
 from ..wire.common import stop_strings
 from ..wire.completions import CompletionCreateParams
 

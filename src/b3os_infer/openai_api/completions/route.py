@@ -8,18 +8,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ... import ids
+from ...generation.pipeline import text_choices
 from ...generation.served import registry_of
-from ...generation.service import text_choices
 from ...http.cancellation import EventStream
 from ...http.endpoint import endpoint, infer_error_in, opened
 from ...http.requests import json_body
-from ...node.chat import ChatModel
+from ...node.chat_model import ChatModel
 from ...node.choices import fold_choices
 from ...node.lifecycle import load_state
 from ...observe.context import note_response_id
 from ..decode import invalid
 from ..encode import encode_chunks
-from ..errors import COMPLETIONS_PARAMS
+from ..envelope import COMPLETIONS_PARAMS
 from .decode import Prompt, decode_completion_request
 from .encode import CompletionEncoder
 

@@ -31,7 +31,7 @@ from ...core import (
 from ...errors import InvalidRequest, UnsupportedParameter
 from ...node.server_tools.functions import function_of
 from ...node.signatures import Signer
-from ...wire import decode
+from ...wire_models import decode
 from ..decode import invalid, reasoning_for
 from ..wire.response_create import (
     ENCRYPTED,

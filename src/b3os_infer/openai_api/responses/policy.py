@@ -7,7 +7,7 @@ them equal."""
 from __future__ import annotations
 
 from ...node.output_cap import OutputCapRule
-from ...wire import Rule, kind_rules, policy_rules, render_tables
+from ...wire_models import Rule, kind_rules, policy_rules, render_tables
 from ..wire import response_kinds as kinds
 from ..wire.response_create import (
     Reasoning,

@@ -13,16 +13,16 @@ from starlette.responses import Response
 
 from ...core import ChatEvent, ChatRequest
 from ...errors import InferError
+from ...generation.pipeline import chat_reply, plan_chat
 from ...generation.served import registry_of
-from ...generation.service import chat_reply, plan_chat
 from ...http.allowance import allows_scope
 from ...http.cancellation import EventStream
 from ...http.endpoint import as_infer_error, endpoint
 from ...http.requests import json_body
 from ...http.sse import PING_COMMENT, named_frame, with_pings
-from ...node.chat import ChatModel
-from ...node.server_tools.access import SCOPE
-from ...node.server_tools.runner import ServerTools
+from ...node.chat_model import ChatModel
+from ...node.server_tools.scope import SCOPE
+from ...node.server_tools.tool_run import ServerTools
 from ...observe.context import note_response_id
 from ..wire.response_create import ResponseCreateParams
 from ..wire.response_objects import InputTokenCount, ResponseStreamEvent

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel, member
+from ...wire_models import Ignored, Refused, Supported, WireModel, member
 from .common import (
     ChatCompletionStreamOptionsParam,
     Choices,

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
-from ...wire import Ignored, Supported, WireModel
+from ...wire_models import Ignored, Supported, WireModel
 
 
 def matching(pattern: str, message: str) -> AfterValidator:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel
+from ...wire_models import Ignored, Refused, Supported, WireModel
 from .common import (
     ChatCompletionStreamOptionsParam,
     Choices,

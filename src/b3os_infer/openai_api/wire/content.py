@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import JsonValue
 
-from ...wire import Ignored, Supported, WireModel, member
+from ...wire_models import Ignored, Supported, WireModel, member
 from .kinds import CONTENT_PARTS
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ...wire import Ignored, Supported, WireModel
+from ...wire_models import Ignored, Supported, WireModel
 from .common import PositiveInt
 from .responses import WireResponse
 

@@ -3,7 +3,7 @@ message, content part, tool, tool call, tool choice or response format is served
 
 from __future__ import annotations
 
-from ...wire import kinds
+from ...wire_models import kinds
 
 TEXT_ONLY = "the served models read text only"
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel, member
+from ...wire_models import Ignored, Refused, Supported, WireModel, member
 from .content import Content
 from .kinds import MESSAGE_ROLES
 from .tools import ChatCompletionMessageToolCallUnionParam

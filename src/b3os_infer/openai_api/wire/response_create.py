@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ...wire import Ignored, Refused, Supported, WireModel, member
+from ...wire_models import Ignored, Refused, Supported, WireModel, member
 from .chat import AUTOMATIC_CACHE, PER_USER, ReasoningEffort
 from .common import PositiveInt, Temperature, TopP
 from .response_items import ResponseInputItemParam

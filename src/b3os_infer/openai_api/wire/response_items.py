@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, JsonValue
 
-from ...wire import Ignored, Supported, WireModel, member
+from ...wire_models import Ignored, Supported, WireModel, member
 from .response_kinds import INPUT_CONTENT, INPUT_ITEMS
 
 REPLAYED = "replayed as the client received it; not read"

@@ -3,7 +3,7 @@ parts, tools and tool choices, and ``text.format``."""
 
 from __future__ import annotations
 
-from ...wire import kinds
+from ...wire_models import kinds
 from .kinds import TEXT_ONLY
 
 NOT_STORED = "items are not looked up by id: send the items themselves, or continue with " \

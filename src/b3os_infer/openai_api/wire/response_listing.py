@@ -8,23 +8,23 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from ...wire_models import SentModel
 from .response_objects import (
     ItemStatus,
     ResponseCustomToolCall,
     ResponseFunctionToolCall,
     ResponseFunctionWebSearch,
-    ResponseObject,
     ResponseOutputMessage,
     ResponseReasoningItem,
 )
 
 
-class ResponseInputText(ResponseObject):
+class ResponseInputText(SentModel):
     type: Literal["input_text"] = "input_text"
     text: str
 
 
-class ResponseInputMessageItem(ResponseObject):
+class ResponseInputMessageItem(SentModel):
     type: Literal["message"] = "message"
     id: str
     role: Literal["user", "system", "developer"]
@@ -32,7 +32,7 @@ class ResponseInputMessageItem(ResponseObject):
     status: ItemStatus = "completed"
 
 
-class ResponseFunctionToolCallOutputItem(ResponseObject):
+class ResponseFunctionToolCallOutputItem(SentModel):
     type: Literal["function_call_output"] = "function_call_output"
     id: str
     call_id: str
@@ -44,7 +44,7 @@ class ResponseCustomToolCallItem(ResponseCustomToolCall):
     status: ItemStatus = "completed"
 
 
-class ResponseCustomToolCallOutputItem(ResponseObject):
+class ResponseCustomToolCallOutputItem(SentModel):
     type: Literal["custom_tool_call_output"] = "custom_tool_call_output"
     id: str
     call_id: str
@@ -58,7 +58,7 @@ ResponseItem = (ResponseInputMessageItem | ResponseOutputMessage | ResponseFunct
                 | ResponseFunctionWebSearch)
 
 
-class ResponseItemList(ResponseObject):
+class ResponseItemList(SentModel):
     object: Literal["list"] = "list"
     data: list[dict[str, JsonValue]]
     first_id: str | None
@@ -66,7 +66,7 @@ class ResponseItemList(ResponseObject):
     has_more: bool
 
 
-class ResponseDeleted(ResponseObject):
+class ResponseDeleted(SentModel):
     id: str
     object: Literal["response.deleted"] = "response.deleted"
     deleted: bool = True

@@ -7,31 +7,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import JsonValue
 
 from ...usage_extension import UsageExtension, extension_field
+from ...wire_models import SentModel
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
-
-
-class ResponseObject(BaseModel):
-    model_config = ConfigDict(protected_namespaces=())
-
-    def to_json(self) -> bytes:
-        return self.__pydantic_serializer__.to_json(self)
 
 
 # ---- output items --------------------------------------------------------------------
 
 
-class ResponseOutputText(ResponseObject):
+class ResponseOutputText(SentModel):
     type: Literal["output_text"] = "output_text"
     text: str
     annotations: list[JsonValue] = []
     logprobs: list[JsonValue] = []
 
 
-class ResponseOutputMessage(ResponseObject):
+class ResponseOutputMessage(SentModel):
     type: Literal["message"] = "message"
     id: str
     role: Literal["assistant"] = "assistant"
@@ -39,17 +33,17 @@ class ResponseOutputMessage(ResponseObject):
     content: list[ResponseOutputText]
 
 
-class ReasoningText(ResponseObject):
+class ReasoningText(SentModel):
     type: Literal["reasoning_text"] = "reasoning_text"
     text: str
 
 
-class ReasoningSummary(ResponseObject):
+class ReasoningSummary(SentModel):
     type: Literal["summary_text"] = "summary_text"
     text: str
 
 
-class ResponseReasoningItem(ResponseObject):
+class ResponseReasoningItem(SentModel):
     type: Literal["reasoning"] = "reasoning"
     id: str
     summary: list[ReasoningSummary] = []
@@ -58,7 +52,7 @@ class ResponseReasoningItem(ResponseObject):
     status: ItemStatus
 
 
-class ResponseFunctionToolCall(ResponseObject):
+class ResponseFunctionToolCall(SentModel):
     type: Literal["function_call"] = "function_call"
     id: str
     call_id: str
@@ -68,7 +62,7 @@ class ResponseFunctionToolCall(ResponseObject):
     status: ItemStatus
 
 
-class ResponseCustomToolCall(ResponseObject):
+class ResponseCustomToolCall(SentModel):
     type: Literal["custom_tool_call"] = "custom_tool_call"
     id: str
     call_id: str
@@ -77,19 +71,19 @@ class ResponseCustomToolCall(ResponseObject):
     namespace: str | None = None
 
 
-class WebSearchSource(ResponseObject):
+class WebSearchSource(SentModel):
     type: Literal["url"] = "url"
     url: str
 
 
-class WebSearchAction(ResponseObject):
+class WebSearchAction(SentModel):
     type: Literal["search"] = "search"
     query: str
     queries: list[str] | None = None
     sources: list[WebSearchSource] | None = None
 
 
-class ResponseFunctionWebSearch(ResponseObject):
+class ResponseFunctionWebSearch(SentModel):
     """A web search this server ran in the model's turn (``web_search`` tool)."""
 
     type: Literal["web_search_call"] = "web_search_call"
@@ -105,16 +99,16 @@ OutputItem = (ResponseOutputMessage | ResponseReasoningItem | ResponseFunctionTo
 # ---- the response --------------------------------------------------------------------
 
 
-class InputTokensDetails(ResponseObject):
+class InputTokensDetails(SentModel):
     cached_tokens: int
     cache_write_tokens: int = 0     # the prefix cache keeps prompts without a charge
 
 
-class OutputTokensDetails(ResponseObject):
+class OutputTokensDetails(SentModel):
     reasoning_tokens: int
 
 
-class ResponseUsage(ResponseObject):
+class ResponseUsage(SentModel):
     input_tokens: int
     input_tokens_details: InputTokensDetails
     output_tokens: int
@@ -124,19 +118,19 @@ class ResponseUsage(ResponseObject):
     b3os: UsageExtension | None = extension_field()
 
 
-class ResponseError(ResponseObject):
+class ResponseError(SentModel):
     code: str
     message: str
 
 
-class IncompleteDetails(ResponseObject):
+class IncompleteDetails(SentModel):
     reason: Literal["max_output_tokens", "content_filter"]
 
 
 ResponseStatus = Literal["completed", "failed", "in_progress", "incomplete"]
 
 
-class Response(ResponseObject):
+class Response(SentModel):
     id: str
     object: Literal["response"] = "response"
     created_at: int
@@ -161,7 +155,7 @@ class Response(ResponseObject):
     truncation: Literal["disabled"] = "disabled"
 
 
-class InputTokenCount(ResponseObject):
+class InputTokenCount(SentModel):
     """What ``POST /responses/input_tokens`` answers."""
 
     object: Literal["response.input_tokens"] = "response.input_tokens"
@@ -171,7 +165,7 @@ class InputTokenCount(ResponseObject):
 # ---- stream events -------------------------------------------------------------------
 
 
-class StreamEvent(ResponseObject):
+class StreamEvent(SentModel):
     sequence_number: int = 0
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, JsonValue, Tag
 
-from ...wire import Ignored, Supported, WireModel, member
+from ...wire_models import Ignored, Supported, WireModel, member
 from .response_kinds import CUSTOM_FORMATS, NAMESPACE_TOOLS, RESPONSE_TOOLS, TOOL_CHOICES
 from .tools import FunctionName, ToolChoiceMode
 

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from ...usage_extension import UsageExtension
+from ...wire_models import SentModel
 
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "function_call"]
 
 
-class WireResponse(BaseModel):
-    model_config = ConfigDict(protected_namespaces=())
+class WireResponse(SentModel):
+    """A chat or completions object: the fields it was never given are left out."""
 
-    def to_json(self) -> bytes:
-        """The JSON of the fields that were given, in one pass."""
-        return self.__pydantic_serializer__.to_json(self, exclude_unset=True)
+    omit_unset = True
 
 
 # ---- usage and log-probabilities, shared by every response ---------------------------

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import JsonValue, Tag
 
-from ...wire import Ignored, Supported, WireModel, member
+from ...wire_models import Ignored, Supported, WireModel, member
 from .common import matching
 from .kinds import TOOL_CALL_TYPES, TOOL_CHOICE_TYPES, TOOL_TYPES
 

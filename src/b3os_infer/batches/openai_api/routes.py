@@ -9,18 +9,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import ids
-from ..errors import InvalidRequest, NotFound
-from ..http.endpoint import endpoint
-from ..http.requests import json_body
-from ..wire import decode
-from .access import owned_batch, owner, service_of
-from .anthropic_wire import SentModel
-from .async_store import BatchStore
-from .openai_files import not_found
-from .openai_files import routes as file_routes
-from .openai_lines import read_lines
-from .openai_wire import (
+from ... import ids
+from ...errors import InvalidRequest, NotFound
+from ...http.endpoint import endpoint
+from ...http.requests import json_body
+from ...wire_models import SentModel, decode
+from ..access import owned_batch, owner, service_of
+from ..async_store import BatchStore
+from ..pages import after_page
+from ..store import BatchRow
+from ..times import unix
+from .files import not_found
+from .files import routes as file_routes
+from .lines import read_lines
+from .wire import (
     ENDPOINTS,
     Batch,
     BatchCreateParams,
@@ -33,9 +35,6 @@ from .openai_wire import (
     InputTokensDetails,
     OutputTokensDetails,
 )
-from .pages import after_page
-from .store import BatchRow
-from .times import unix
 
 _ENDED: dict[str | None, BatchStatus] = {"completed": "completed", "canceled": "cancelled",
                                          "expired": "expired"}

@@ -31,10 +31,10 @@ from ..engine.base import (
 from ..errors import InvalidRequest, UnsupportedParameter
 from ..observe.context import observed_reply
 from ..stops import StopMatcher
+from .cards import ModelCard
 from .chat_template import ChatTemplate
 from .decoding import TokenLoop
 from .grammar import json_grammar, tool_call_grammar
-from .models import ModelCard
 from .output_cap import output_cap
 from .profiles import THINK_CLOSE, THINK_END, THINK_OPEN, THINK_START, ModelProfile
 from .prompting import PromptBuilder, template_tools

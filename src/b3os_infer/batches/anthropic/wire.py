@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import Field, JsonValue
 
-from ..wire import Supported, WireModel
+from ...wire_models import SentModel, Supported, WireModel
 
 CUSTOM_ID = r"^[a-zA-Z0-9_-]{1,64}$"
 
@@ -24,13 +24,6 @@ class BatchCreateParams(WireModel):
     requests: Annotated[list[BatchRequestParam], Supported(
         "one or more requests, up to `[batches] max_requests` (100,000)"),
         Field(min_length=1)]
-
-
-class SentModel(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    def to_json(self) -> bytes:
-        return self.__pydantic_serializer__.to_json(self)
 
 
 class MessageBatchRequestCounts(SentModel):

@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from ..wire import Ignored, Supported, WireModel
-from .anthropic_wire import SentModel
+from ...wire_models import Ignored, Rule, SentModel, Supported, WireModel
 
 # the endpoints a batch may name, and the route of ours each runs on
 ENDPOINTS = {"/v1/chat/completions": "/chat/completions", "/v1/completions": "/completions",
@@ -148,3 +147,21 @@ class OutputLine(SentModel):
     custom_id: str
     response: ResponseEnvelope | None
     error: LineError | None
+
+
+# multipart fields of POST /files (read in files.py)
+UPLOAD_FIELDS = (
+    Rule("file", "supported", "JSONL, UTF-8, up to `[batches] max_file_bytes` (32 MiB)"),
+    Rule("purpose", "supported", "`batch`; other purposes are refused"),
+    Rule("expires_after[anchor]", "ignored", "files are kept until deleted"),
+    Rule("expires_after[seconds]", "ignored", "files are kept until deleted"),
+)
+
+# the keys of each line of an input file (read in lines.py)
+LINE_FIELDS = (
+    Rule("custom_id", "supported", "unique in the file"),
+    Rule("method", "supported", "`POST`"),
+    Rule("url", "supported", "the batch's `endpoint`"),
+    Rule("body", "supported", "the endpoint's request, validated by its route; "
+                              "`stream: true` is refused"),
+)

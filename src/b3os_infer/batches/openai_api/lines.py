@@ -12,13 +12,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import InferError
-from ..openai_api.completions.decode import decode_completion_request
-from ..openai_api.decode import decode_chat_request
-from ..openai_api.responses.decode import decode_params
-from .openai_wire import BatchError
-from .policy import LINE_FIELDS
-from .store import ItemRow
+from ...errors import InferError
+from ...openai_api.completions.decode import decode_completion_request
+from ...openai_api.decode import decode_chat_request
+from ...openai_api.responses.decode import decode_params
+from ..store import ItemRow
+from .wire import LINE_FIELDS, BatchError
 
 MAX_ERRORS = 100
 

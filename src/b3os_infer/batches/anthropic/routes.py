@@ -10,15 +10,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import ids
-from ..anthropic.decode import decode_messages_request
-from ..errors import InferError, InvalidRequest, NotFound
-from ..http.endpoint import endpoint
-from ..http.requests import json_body
-from ..pagination import page_window
-from ..wire import decode
-from .access import owned_batch, owner, service_of
-from .anthropic_wire import (
+from ... import ids
+from ...anthropic.decode import decode_messages_request
+from ...errors import InferError, InvalidRequest, NotFound
+from ...http.endpoint import endpoint
+from ...http.requests import json_body
+from ...pagination import page_window
+from ...wire_models import SentModel, decode
+from ..access import owned_batch, owner, service_of
+from ..async_store import BatchStore
+from ..item_errors import inside, unique_custom_ids
+from ..store import BatchRow, ItemRow
+from ..times import rfc3339
+from .wire import (
     BatchCreateParams,
     BatchRequestParam,
     CanceledResult,
@@ -29,13 +33,8 @@ from .anthropic_wire import (
     MessageBatchIndividualResponse,
     MessageBatchPage,
     MessageBatchRequestCounts,
-    SentModel,
     SucceededResult,
 )
-from .async_store import BatchStore
-from .errors import inside, unique_custom_ids
-from .store import BatchRow, ItemRow
-from .times import rfc3339
 
 ENDPOINT = "/v1/messages"
 _STATUS = {"in_progress": "in_progress", "canceling": "canceling", "ended": "ended"}

@@ -8,16 +8,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import ids
-from ..errors import InvalidRequest, NotFound, RequestTooLarge, UnsupportedParameter
-from ..http.endpoint import endpoint
-from .access import owner, service_of
-from .anthropic_wire import SentModel
-from .multipart import parse_form
-from .openai_wire import FileDeleted, FileList, FileObject
-from .pages import after_page
-from .policy import UPLOAD_FIELDS
-from .store import FileRow
+from ... import ids
+from ...errors import InvalidRequest, NotFound, RequestTooLarge, UnsupportedParameter
+from ...http.endpoint import endpoint
+from ...wire_models import SentModel
+from ..access import owner, service_of
+from ..multipart import parse_form
+from ..pages import after_page
+from ..store import FileRow
+from .wire import UPLOAD_FIELDS, FileDeleted, FileList, FileObject
 
 KNOWN_FIELDS = {rule.name for rule in UPLOAD_FIELDS}
 

@@ -20,12 +20,12 @@ from starlette.requests import Request
 
 from ..core import ChatEvent, ChatRequest, Counted, Finished, NodeEvent, Started, TextRequest, Usage
 from ..http.accounting import admit
-from ..node.chat import ChatModel, Prompt
+from ..node.chat_model import ChatModel, Prompt
 from ..node.choices import AllFinished, ChoiceEvent, final_usage, merged, seeded, total_usage
 from ..node.completion import stream_text
 from ..node.output_cap import capped, output_cap
 from ..node.server_tools.loop import with_server_tools
-from ..node.server_tools.runner import ServerTools
+from ..node.server_tools.tool_run import ServerTools
 
 Combine = Callable[[list[Usage]], Usage]
 Events = AsyncGenerator[ChoiceEvent | AllFinished, None]

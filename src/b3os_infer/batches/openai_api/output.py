@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from .. import ids
-from .openai_wire import LineError, OutputLine, ResponseEnvelope
-from .store import BatchDatabase, BatchRow, FileRow, ItemRow
+from ... import ids
+from ..store import BatchDatabase, BatchRow, FileRow, ItemRow
+from .wire import LineError, OutputLine, ResponseEnvelope
 
 _NOT_RUN = {"canceled": ("batch_cancelled", "the batch was cancelled before this request ran"),
             "expired": ("batch_expired", "the batch expired before this request ran")}

@@ -19,7 +19,7 @@ _TYPES = {
     503: "overloaded_error",
 }
 
-# the node's neutral params (``errors.py``) as each OpenAI route names them
+# the node's neutral params (the root ``errors.py``) as each OpenAI route names them
 CHAT_PARAMS = {"turns": "messages", "output_cap": "max_completion_tokens",
                "output_schema": "response_format"}
 COMPLETIONS_PARAMS = {"turns": "prompt", "output_cap": "max_tokens"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...core import ChatRequest
 from ...errors import PermissionDenied
-from .runner import ServerTools
+from .tool_run import ServerTools
 
 SCOPE = "server_tools"
 

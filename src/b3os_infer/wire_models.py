@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -71,6 +71,18 @@ class Refused:
 
 
 Marker = Supported | Ignored | Refused
+
+
+class SentModel(BaseModel):
+    """An object we send: built by our code, serialised once, by pydantic's serializer,
+    straight to the bytes that go out. An API that leaves out the fields a response never
+    set (chat completions) sets ``omit_unset``; the others send every field."""
+
+    model_config = ConfigDict(protected_namespaces=())
+    omit_unset: ClassVar[bool] = False
+
+    def to_json(self) -> bytes:
+        return self.__pydantic_serializer__.to_json(self, exclude_unset=self.omit_unset)
 
 
 class WireModel(BaseModel):

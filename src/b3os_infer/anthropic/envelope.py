@@ -23,7 +23,7 @@ _TYPES = {
 }
 
 
-# the node's neutral params (``errors.py``) as this API names them
+# the node's neutral params (the root ``errors.py``) as this API names them
 PARAM_NAMES = {"turns": "messages", "output_cap": "max_tokens",
                "output_schema": "output_config.format"}
 
@@ -42,7 +42,7 @@ def error_body(error: InferError, request_id: str | None) -> ErrorResponse:
 def error_frame(error: InferError, request_id: str | None) -> bytes:
     """An error after the 200 of a stream: the ``error`` event, which the SDKs raise."""
     body = error_body(error, request_id)
-    return named_frame("error", body.__pydantic_serializer__.to_json(body))
+    return named_frame("error", body.to_json())
 
 
 def error_response(error: InferError, request_id: str | None) -> Response:
@@ -50,5 +50,5 @@ def error_response(error: InferError, request_id: str | None) -> Response:
     if error.retry_after is not None:
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
     body = error_body(error, request_id)
-    return Response(body.__pydantic_serializer__.to_json(body), status_code=error.status,
+    return Response(body.to_json(), status_code=error.status,
                     headers=headers, media_type="application/json")
