@@ -11,7 +11,7 @@ from ..edge.keys import KeyStore
 from ..edge.state import EdgeState
 from ..node.registry import ModelRegistry
 from .anthropic.routes import routes as anthropic_routes
-from .openai_api.output import finish_openai
+from .openai_api.output_files import finish_openai
 from .openai_api.routes import routes as openai_routes
 from .service import BatchService
 from .store import Finisher

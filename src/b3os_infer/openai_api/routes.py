@@ -26,7 +26,7 @@ from ..node.registry import ModelRegistry
 from ..observe.context import note_response_id
 from .completions import completions
 from .decode import decode_chat_request
-from .embeddings import create_embeddings
+from .embeddings_route import create_embeddings
 from .encode import ChunkEncoder, completion_body, encode_chunks
 from .envelope import CHAT_PARAMS
 from .responses import (

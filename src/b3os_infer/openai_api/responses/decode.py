@@ -54,9 +54,9 @@ from ..wire.response_items import (
 )
 from ..wire.response_kinds import TABLES
 from ..wire.response_tools import ToolChoiceAllowedParam
+from .decode_tools import ToolNames, allowed_tools, tool_choice_of, tools_of, web_search_of
 from .policy import OUTPUT_CAP
 from .sealing import unseal
-from .tools import ToolNames, allowed_tools, tool_choice_of, tools_of, web_search_of
 from .web_search_items import replayed_parts
 
 

@@ -73,8 +73,8 @@ from ..wire.response_objects import (
     ResponseTextDoneEvent,
     ResponseUsage,
 )
+from .decode_tools import ToolNames
 from .sealing import seal
-from .tools import ToolNames
 from .web_search_items import ended, search_item, started
 
 Events = list[ResponseStreamEvent]
