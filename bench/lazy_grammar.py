@@ -18,8 +18,8 @@ from pathlib import Path
 
 from b3os_infer.core import Sampling, Tool
 from b3os_infer.engine.base import GenerationRequest, Grammar, TokenEvent
-from b3os_infer.engine.gbnf import GbnfCompiler
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.llamacpp.gbnf import GbnfCompiler
 from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.grammar import tool_call_grammar
 

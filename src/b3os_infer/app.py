@@ -26,19 +26,19 @@ from .batches.behind_fleet import batch_path, refuse_in_fleet
 from .batches.service import BatchService
 from .config import BatchSettings
 from .console.serve import Console
-from .edge.admin import AdminApi
-from .edge.auth import AuthMiddleware
-from .edge.callbacks import Tickets, callback_route
-from .edge.fleet import CALLBACK_PREFIX
-from .edge.forward import Forwarder
-from .edge.keys import KeyStore
+from .edge.access.auth import AuthMiddleware
+from .edge.access.keys import KeyStore
+from .edge.admin.api import AdminApi
+from .edge.fleet.callbacks import Tickets, callback_route
+from .edge.fleet.forward import Forwarder
+from .edge.fleet.node_guard import NodeGuard
+from .edge.fleet.nodes import NodePool
+from .edge.fleet.protocol import CALLBACK_PREFIX
+from .edge.fleet.standard_api import StandardApi
 from .edge.middleware import EdgeMiddleware
-from .edge.node_guard import NodeGuard
-from .edge.nodes import NodePool
 from .edge.request_stamps import RequestContextMiddleware
 from .edge.scrape import ScrapeAccess, metrics_route
 from .edge.shutdown_gate import ShutdownGate
-from .edge.standard_api import StandardApi
 from .edge.state import EdgeState
 from .envelopes import error_response
 from .errors import InferError, MethodNotAllowed, NotFound
@@ -194,7 +194,7 @@ def create_node_app(registry: ModelRegistry, secret: str, metrics: Metrics | Non
                     server_tools: ServerTools | None = None,
                     standard_api: bool = False) -> ASGIApp:
     """``standard_api``: the standard paths and vLLM's metric names as well, for a
-    standard router in front (``edge/standard_api.py``)."""
+    standard router in front (``edge/fleet/standard_api.py``)."""
     metrics = metrics or Metrics()
     _watch_models(metrics, registry, vllm_names=standard_api)
     scrape = metrics_route(metrics, ScrapeAccess(None, metrics.config.token, secret))

@@ -16,11 +16,11 @@ from starlette.types import ASGIApp
 from .app import create_app, create_edge_app, create_node_app
 from .compose import register, server_tools
 from .config import Config, ConfigError, Home, LlamacppModel, load_config
+from .edge.access.keys import DEFAULT_SCOPES, SCOPES, KeyStore
 from .edge.build import edge_state, expiry, key_store
-from .edge.fleet import MissingSecret, node_secret
-from .edge.keys import DEFAULT_SCOPES, SCOPES, KeyStore
-from .edge.nodes import NodePool
-from .edge.usage import UsageLedger
+from .edge.fleet.nodes import NodePool
+from .edge.fleet.protocol import MissingSecret, node_secret
+from .edge.storage.usage import UsageLedger
 from .http.shutdown import Shutdown
 from .hub import HubError
 from .hub import commands as hub

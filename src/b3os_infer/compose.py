@@ -23,16 +23,16 @@ from .config import (
     kv_budget,
 )
 from .engine.base import Engine, EngineInfo, GrammarCompiler
-from .engine.devices import Placement, device_name, gpu_backend, gpu_offload
-from .engine.gbnf import GbnfCompiler
-from .engine.gguf import GgufTokenizer
-from .engine.hf_tokenizer import HfTokenizer
+from .engine.embedding.sentence import SentenceEmbedder
 from .engine.llamacpp import LlamaCppEngine, LlamaCppSettings
-from .engine.script import load_script
-from .engine.scripted import ScriptedEngine
-from .engine.sentence import SentenceEmbedder
+from .engine.llamacpp.devices import Placement, device_name, gpu_backend, gpu_offload
+from .engine.llamacpp.gbnf import GbnfCompiler
+from .engine.llamacpp.gguf import GgufTokenizer
+from .engine.scripted.engine import ScriptedEngine
+from .engine.scripted.script import load_script
 from .engine.tokenizer import Tokenizer
-from .engine.upstream import UpstreamEngine, UpstreamSettings
+from .engine.upstream.engine import UpstreamEngine, UpstreamSettings
+from .engine.upstream.hf_tokenizer import HfTokenizer
 from .node.cards import (
     DEFAULT_EMBEDDING_NAME,
     DEFAULT_MODEL_NAME,

@@ -30,12 +30,12 @@ from starlette.types import ASGIApp
 from b3os_infer.app import create_app
 from b3os_infer.compose import load_embedding_model, scripted_model
 from b3os_infer.config import BertModel, ModelBasics
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
-from b3os_infer.edge.limits import LimitsConfig
+from b3os_infer.edge.access.keys import DEFAULT_SCOPES, KeyStore
+from b3os_infer.edge.admission.limits import LimitsConfig
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.registry import ModelRegistry
 from b3os_infer.node.server_tools.tool_run import ServerTools
 

@@ -1,4 +1,4 @@
-"""The admin API (``edge/admin.py``) in process: keys created, listed and revoked over HTTP,
+"""The admin API (``edge/admin/api.py``) in process: keys created, listed and revoked over HTTP,
 the ledger summed per time bucket, and the admin scope enforced."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

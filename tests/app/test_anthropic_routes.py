@@ -13,8 +13,8 @@ import json
 import anthropic
 import pytest
 
-from b3os_infer.edge.limits import LimitsConfig
-from b3os_infer.engine.script import Reply
+from b3os_infer.edge.admission.limits import LimitsConfig
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

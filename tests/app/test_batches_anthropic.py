@@ -16,7 +16,7 @@ from sqlalchemy import update
 
 from b3os_infer.batches.tables import batches
 from b3os_infer.config import BatchSettings
-from b3os_infer.engine.script import Reply, When
+from b3os_infer.engine.scripted.script import Reply, When
 from support.batch_app import BatchApp, batch_app, until
 
 pytestmark = pytest.mark.anyio

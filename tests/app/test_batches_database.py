@@ -16,7 +16,7 @@ import time
 import pytest
 from sqlalchemy import event
 
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 from support.batch_app import BatchApp, batch_app, until
 
 pytestmark = pytest.mark.anyio

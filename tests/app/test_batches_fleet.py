@@ -20,10 +20,10 @@ from b3os_infer.app import create_edge_app
 from b3os_infer.batches.anthropic.routes import routes as anthropic_batch_routes
 from b3os_infer.batches.behind_fleet import batch_path
 from b3os_infer.batches.openai_api.routes import routes as openai_batch_routes
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.access.keys import DEFAULT_SCOPES, KeyStore
+from b3os_infer.edge.fleet.nodes import NodePool
 from b3os_infer.edge.state import EdgeState
+from b3os_infer.edge.storage.db import open_database
 from b3os_infer.http.formats import BASE
 
 pytestmark = pytest.mark.anyio

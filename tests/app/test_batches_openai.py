@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
 from b3os_infer.config import BatchSettings
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 from support.batch_app import BatchApp, batch_app, until
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ import pytest
 
 from b3os_infer.batches.budget import batch_bucket
 from b3os_infer.config import BatchSettings
-from b3os_infer.engine.script import Reply, When
+from b3os_infer.engine.scripted.script import Reply, When
 from support.batch_app import BatchApp, batch_app, until
 
 pytestmark = pytest.mark.anyio

@@ -11,11 +11,11 @@ import pytest
 
 from b3os_infer.app import create_edge_app
 from b3os_infer.console.serve import load_files
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.fleet.nodes import NodePool
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.engine.script import Reply
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from b3os_infer.engine.script import Reply, Script
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.context_edits import CLEARED_RESULT
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ import anthropic
 import openai
 import pytest
 
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

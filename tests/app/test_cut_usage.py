@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from b3os_infer.edge.limits import LimitsConfig
-from b3os_infer.edge.usage import UsageRow
-from b3os_infer.engine.script import Reply, Script
+from b3os_infer.edge.admission.limits import LimitsConfig
+from b3os_infer.edge.storage.usage import UsageRow
+from b3os_infer.engine.scripted.script import Reply, Script
 
 pytestmark = pytest.mark.anyio
 

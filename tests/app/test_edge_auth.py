@@ -9,12 +9,12 @@ import httpx
 import pytest
 from starlette.responses import JSONResponse
 
-from b3os_infer.edge.auth import AuthMiddleware
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.key_gate import KeyGate
-from b3os_infer.edge.keys import KeyStore
+from b3os_infer.edge.access.auth import AuthMiddleware
+from b3os_infer.edge.access.key_gate import KeyGate
+from b3os_infer.edge.access.keys import KeyStore
 from b3os_infer.edge.request_stamps import RequestContextMiddleware
-from b3os_infer.edge.usage import UsageLedger
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.edge.storage.usage import UsageLedger
 
 
 async def _ok(scope, receive, send):

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from b3os_infer.config import BertModel, default_embedding
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from b3os_infer.config import default_embedding
-from b3os_infer.edge.limits import LimitsConfig
-from b3os_infer.engine.script import Reply
+from b3os_infer.edge.admission.limits import LimitsConfig
+from b3os_infer.engine.scripted.script import Reply
 from support.fuzz_bodies import Case, Mutation, bodies, mutations
 
 pytestmark = pytest.mark.anyio

@@ -25,12 +25,12 @@ import pytest
 from b3os_infer.app import create_app
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import ModelBasics
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
+from b3os_infer.edge.access.keys import DEFAULT_SCOPES, KeyStore
 from b3os_infer.edge.state import EdgeState
+from b3os_infer.edge.storage.db import open_database
 from b3os_infer.engine.base import Engine
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.lifecycle import Bounds, OnDemandEngine, Residency
 from b3os_infer.node.registry import ModelRegistry
 

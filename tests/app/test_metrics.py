@@ -16,12 +16,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from b3os_infer.app import create_app
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import ModelBasics
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.limits import LimitsConfig
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.admission.limits import LimitsConfig
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.registry import ModelRegistry
 from b3os_infer.observe.metrics import Metrics, MetricsConfig
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from b3os_infer.engine.script import Reply, Script
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.cards import max_output_tokens
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ import anthropic
 import pytest
 
 from b3os_infer.anthropic.decode import SYSTEM_ROLE_MESSAGE
-from b3os_infer.engine.script import Reply, Script, When
+from b3os_infer.engine.scripted.script import Reply, Script, When
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import json
 import openai
 import pytest
 
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import pytest
 
 from b3os_infer.anthropic import policy as anthropic_policy
 from b3os_infer.anthropic.envelope import PARAM_NAMES
-from b3os_infer.engine.script import Reply
+from b3os_infer.engine.scripted.script import Reply
 from b3os_infer.errors import NEUTRAL_PARAMS
 from b3os_infer.openai_api import policy as openai_policy
 from b3os_infer.openai_api.envelope import CHAT_PARAMS, COMPLETIONS_PARAMS, RESPONSES_PARAMS

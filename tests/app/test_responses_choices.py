@@ -11,8 +11,8 @@ import openai
 import pytest
 from test_responses_route import SDK_EVENTS, normalized, raw_events
 
-from b3os_infer.edge.limits import LimitsConfig
-from b3os_infer.engine.script import Reply, When
+from b3os_infer.edge.admission.limits import LimitsConfig
+from b3os_infer.engine.scripted.script import Reply, When
 from b3os_infer.errors import RateLimited
 from b3os_infer.openai_api.responses.output import failure_of
 

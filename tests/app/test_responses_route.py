@@ -12,7 +12,7 @@ import openai
 import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 
-from b3os_infer.engine.script import Reply, Script, When
+from b3os_infer.engine.scripted.script import Reply, Script, When
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from openai.types.responses import Response
 from openai.types.responses.response_item import ResponseItem
 from pydantic import TypeAdapter
 
-from b3os_infer.engine.script import Reply, Script, When
+from b3os_infer.engine.scripted.script import Reply, Script, When
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import anthropic
 import openai
 import pytest
 
-from b3os_infer.engine.script import Reply, When
+from b3os_infer.engine.scripted.script import Reply, When
 
 pytestmark = pytest.mark.anyio
 

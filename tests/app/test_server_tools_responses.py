@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from b3os_infer.engine.script import Reply, Script, When
+from b3os_infer.engine.scripted.script import Reply, Script, When
 from b3os_infer.node.server_tools.searxng import SearxngBackend
 from b3os_infer.node.server_tools.tool_run import ServerTools
 from support.web_servers import searxng_server

@@ -34,15 +34,15 @@ from starlette.types import ASGIApp, Message
 from b3os_infer.app import create_edge_app, create_node_app
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import ModelBasics
-from b3os_infer.edge import forward
-from b3os_infer.edge.callbacks import Tickets
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.forward import Forwarder
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.fleet import forward
+from b3os_infer.edge.fleet.callbacks import Tickets
+from b3os_infer.edge.fleet.forward import Forwarder
+from b3os_infer.edge.fleet.nodes import NodePool
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.registry import ModelRegistry
 from b3os_infer.observe.metrics import Metrics
 from support.servers import free_port

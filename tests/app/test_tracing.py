@@ -16,12 +16,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from b3os_infer.app import create_app, create_edge_app, create_node_app
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import ModelBasics
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.fleet.nodes import NodePool
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.registry import ModelRegistry
 from b3os_infer.observe.tracing import REQUEST_ID, Tracing
 from support.servers import free_port

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import Engine
 
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.response_store import ResponseTable
-from b3os_infer.edge.usage import UsageLedger, UsageRow
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.edge.storage.response_store import ResponseTable
+from b3os_infer.edge.storage.usage import UsageLedger, UsageRow
 from b3os_infer.http.stored_responses import StoredResponse
 from support.postgres import postgres_server
 

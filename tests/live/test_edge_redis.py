@@ -8,7 +8,7 @@ import secrets
 import pytest
 
 from b3os_infer.config import ModelLimits
-from b3os_infer.edge.redis_limits import RedisLimiter
+from b3os_infer.edge.admission.redis_limits import RedisLimiter
 from b3os_infer.errors import Overloaded
 from support.edge import redis_server
 

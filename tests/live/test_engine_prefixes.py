@@ -14,8 +14,8 @@ import pytest
 from b3os_infer.config import EngineConfig, LlamacppModel
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
-from b3os_infer.engine.disk_cache import MAGIC, _read_header
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.llamacpp.disk_cache import MAGIC, _read_header
 from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.cards import default_model_path
 from b3os_infer.node.chat_model import ChatModel

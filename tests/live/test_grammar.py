@@ -10,10 +10,10 @@ import llama_cpp as ll
 import pytest
 
 from b3os_infer.core import Tool
-from b3os_infer.engine.constrained import ConstrainedSampler, LazyStart, Trigger
-from b3os_infer.engine.gbnf import GbnfCompiler
-from b3os_infer.engine.gguf import vocab_piece, vocab_tokenize
 from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.llamacpp.constrained import ConstrainedSampler, LazyStart, Trigger
+from b3os_infer.engine.llamacpp.gbnf import GbnfCompiler
+from b3os_infer.engine.llamacpp.gguf import vocab_piece, vocab_tokenize
 from b3os_infer.engine.llamacpp.samplers import grammar_sampler
 from b3os_infer.node.cards import default_model_path
 from b3os_infer.node.grammar import json_grammar, tool_call_grammar

@@ -16,8 +16,8 @@ import httpx
 import openai
 import pytest
 
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.usage import UsageLedger
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.storage.usage import UsageLedger
 from support.servers import cli, free_port, start_server, stop, wait_healthy
 
 MODEL = "b3os/smollm2-135m-instruct"

@@ -1,7 +1,7 @@
 """`b3os-infer keys revoke` (a separate process) holds on the next request a second later,
 on a lone server and on every edge that shares one PostgreSQL.
 
-A request never trusts a view of the keys older than a second (``edge/key_revision.py``):
+A request never trusts a view of the keys older than a second (``edge/access/key_revision.py``):
 so a request sent one second after the CLI returned must be refused, however loaded the
 machine is; this is the guarantee, not a timing.
 """

@@ -24,13 +24,13 @@ from b3os_infer.batches.apis import batch_service
 from b3os_infer.batches.service import BatchService
 from b3os_infer.compose import scripted_model
 from b3os_infer.config import BatchSettings, ModelBasics
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import DEFAULT_SCOPES, KeyStore
-from b3os_infer.edge.limits import LimitsConfig
-from b3os_infer.edge.queue import QueueConfig, Queues
+from b3os_infer.edge.access.keys import DEFAULT_SCOPES, KeyStore
+from b3os_infer.edge.admission.limits import LimitsConfig
+from b3os_infer.edge.admission.queue import QueueConfig, Queues
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.node.registry import ModelRegistry
 
 MODEL = "b3os/scripted"

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from b3os_infer.core import Usage
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import KeyRecord, KeyStore
-from b3os_infer.edge.metering import EdgeAccounting
+from b3os_infer.edge.access.keys import KeyRecord, KeyStore
+from b3os_infer.edge.admission.metering import EdgeAccounting
+from b3os_infer.edge.admission.queue import QueueConfig, Queues
 from b3os_infer.edge.middleware import EdgeRequest
-from b3os_infer.edge.queue import QueueConfig, Queues
 from b3os_infer.edge.state import EdgeState
+from b3os_infer.edge.storage.db import open_database
 from b3os_infer.errors import ClientDisconnected
 
 MODEL = "b3os/fake"

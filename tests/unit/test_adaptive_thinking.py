@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from b3os_infer.anthropic.decode import decode_messages_request
 from b3os_infer.core import ChatRequest, Message, TextPart, Thinking, Tool
-from b3os_infer.engine.scripted_templates import NATIVE
+from b3os_infer.engine.scripted.templates import NATIVE
 from b3os_infer.node.cards import ModelCard
 from b3os_infer.node.chat_model import ChatModel
 from b3os_infer.node.chat_template import ChatTemplate

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import get_args
 
-from b3os_infer.edge.admin_wire import KeyCreate, ScopeName
-from b3os_infer.edge.keys import DEFAULT_SCOPES, SCOPES
+from b3os_infer.edge.access.keys import DEFAULT_SCOPES, SCOPES
+from b3os_infer.edge.admin.wire import KeyCreate, ScopeName
 
 
 def test_the_scopes_a_request_may_name_are_the_key_stores() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from b3os_infer.edge.affinity import (
+from b3os_infer.edge.fleet.affinity import (
     PREFIX_PART_BYTES,
     RoutingKey,
     prefix_fingerprint,

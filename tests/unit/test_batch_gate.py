@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from b3os_infer.batches.gate import Gate
-from b3os_infer.edge.queue import QueueConfig, Queues
+from b3os_infer.edge.admission.queue import QueueConfig, Queues
 from b3os_infer.engine.base import EngineInfo
 from b3os_infer.errors import model_not_available
 

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from b3os_infer.edge.callbacks import Tickets
-from b3os_infer.edge.cut_stream import WholeFrames
-from b3os_infer.edge.forward import Forwarder
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.fleet.callbacks import Tickets
+from b3os_infer.edge.fleet.cut_stream import WholeFrames
+from b3os_infer.edge.fleet.forward import Forwarder
+from b3os_infer.edge.fleet.nodes import NodePool
 
 MODEL = "b3os/fake"
 FRAMES = [b'event: a\ndata: {"n":1}\n\n', b'event: b\ndata: {"n":2}\n\n']

@@ -7,7 +7,7 @@ from __future__ import annotations
 import llama_cpp as ll
 import pytest
 
-from b3os_infer.engine.devices import (
+from b3os_infer.engine.llamacpp.devices import (
     ALL_LAYERS,
     Placement,
     device_name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from b3os_infer.engine.disk_cache import DiskCache, model_identity
+from b3os_infer.engine.llamacpp.disk_cache import DiskCache, model_identity
 
 IDENTITY = {"model": "m.gguf", "size": 10, "head_sha256": "ab", "kv_type": "f16",
             "window": 4096}

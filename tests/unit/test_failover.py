@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from b3os_infer.edge.callbacks import Tickets
-from b3os_infer.edge.forward import Forwarder
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.fleet.callbacks import Tickets
+from b3os_infer.edge.fleet.forward import Forwarder
+from b3os_infer.edge.fleet.nodes import NodePool
 
 MODEL = "b3os/fake"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from b3os_infer.engine.gbnf import json_schema_to_gbnf
+from b3os_infer.engine.llamacpp.gbnf import json_schema_to_gbnf
 
 
 def test_a_json_string_in_a_grammar_leaves_out_raw_control_characters():

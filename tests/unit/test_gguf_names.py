@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from b3os_infer.engine.gguf import FILE_TYPES, GgufTokenizer
+from b3os_infer.engine.llamacpp.gguf import FILE_TYPES, GgufTokenizer
 from b3os_infer.node.cards import DEFAULT_MODEL_NAME, default_model_path
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from b3os_infer.engine.constrained import Trigger
+from b3os_infer.engine.llamacpp.constrained import Trigger
 
 REPLY = 'I will read it.\n<tool_call>\n{"name": "Read"'
 

@@ -10,13 +10,13 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.db_threads import DatabaseThreads
-from b3os_infer.edge.key_cache import TtlCache
-from b3os_infer.edge.key_gate import KeyGate
-from b3os_infer.edge.key_revision import RevisionWatch
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.usage import UsageLedger, UsageRow
+from b3os_infer.edge.access.key_cache import TtlCache
+from b3os_infer.edge.access.key_gate import KeyGate
+from b3os_infer.edge.access.key_revision import RevisionWatch
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.storage.db import open_database
+from b3os_infer.edge.storage.db_threads import DatabaseThreads
+from b3os_infer.edge.storage.usage import UsageLedger, UsageRow
 from b3os_infer.errors import Overloaded
 
 

@@ -2,7 +2,7 @@ import sqlite3
 
 import pytest
 
-from b3os_infer.edge.keys import KeyStore
+from b3os_infer.edge.access.keys import KeyStore
 
 
 @pytest.fixture

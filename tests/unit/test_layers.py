@@ -18,8 +18,8 @@ BLOCKED_IMPORT = textwrap.dedent("""
     sys.meta_path.insert(0, NoLlama())
     import b3os_infer.anthropic.routes, b3os_infer.openai_api.routes
     import b3os_infer.node.chat_model, b3os_infer.node.grammar, b3os_infer.node.registry
-    import b3os_infer.engine.upstream, b3os_infer.engine.hf_tokenizer
-    import b3os_infer.engine.scripted
+    import b3os_infer.engine.upstream.engine, b3os_infer.engine.upstream.hf_tokenizer
+    import b3os_infer.engine.scripted.engine
     print(sorted(m for m in sys.modules if m.startswith("llama_cpp")))
 """)
 

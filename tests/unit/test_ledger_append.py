@@ -9,10 +9,10 @@ import threading
 
 from sqlalchemy import create_engine
 
-from b3os_infer.edge.db import open_database, usage
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.sqlite_append import SqliteAppender
-from b3os_infer.edge.usage import UsageLedger, UsageRow
+from b3os_infer.edge.access.keys import KeyStore
+from b3os_infer.edge.storage.db import open_database, usage
+from b3os_infer.edge.storage.sqlite_append import SqliteAppender
+from b3os_infer.edge.storage.usage import UsageLedger, UsageRow
 
 
 def _row(request_id: str) -> UsageRow:

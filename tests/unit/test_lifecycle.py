@@ -19,8 +19,8 @@ from b3os_infer.engine.base import (
     GenerationRequest,
     TokenEvent,
 )
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.errors import Conflict
 from b3os_infer.node.lifecycle import (
     Bounds,

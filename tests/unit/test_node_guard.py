@@ -9,14 +9,14 @@ from typing import Any
 
 import httpx
 
-from b3os_infer.edge.fleet import (
+from b3os_infer.edge.fleet.node_guard import NodeGuard
+from b3os_infer.edge.fleet.protocol import (
     ACCOUNTING_HEADER,
     SECRET_HEADER,
     SETTLE_TIMEOUT,
     error_to_wire,
 )
-from b3os_infer.edge.node_guard import NodeGuard
-from b3os_infer.edge.response_store import RemoteResponses, answer
+from b3os_infer.edge.storage.response_store import RemoteResponses, answer
 from b3os_infer.errors import Overloaded, PermissionDenied
 from b3os_infer.http.accounting import ACCOUNTING_KEY
 from b3os_infer.http.stored_responses import STORE_KEY, StoredResponse

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from b3os_infer.engine.numeric_ranges import bounded_rule, integer_rule
+from b3os_infer.engine.llamacpp.numeric_ranges import bounded_rule, integer_rule
 
 
 def as_regex(gbnf: str) -> re.Pattern[str]:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from b3os_infer.edge.forward import listing
-from b3os_infer.edge.nodes import NodePool
+from b3os_infer.edge.fleet.forward import listing
+from b3os_infer.edge.fleet.nodes import NodePool
 from b3os_infer.errors import InvalidRequest
 from b3os_infer.http.formats import BASE
 from b3os_infer.pagination import page_by_id

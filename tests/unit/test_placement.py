@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from b3os_infer.config import load_config
-from b3os_infer.edge.affinity import RoutingKey
+from b3os_infer.edge.access.keys import KeyStore
 from b3os_infer.edge.build import edge_state
-from b3os_infer.edge.db import open_database
-from b3os_infer.edge.keys import KeyStore
-from b3os_infer.edge.node_choice import Balance, place
-from b3os_infer.edge.nodes import Node, NodePool, reported_load
+from b3os_infer.edge.fleet.affinity import RoutingKey
+from b3os_infer.edge.fleet.node_choice import Balance, place
+from b3os_infer.edge.fleet.nodes import Node, NodePool, reported_load
+from b3os_infer.edge.storage.db import open_database
 
 MODEL = "b3os/fake"
 URLS = ["http://10.0.0.5:8001", "http://10.0.0.6:8001", "http://10.0.0.7:8001"]

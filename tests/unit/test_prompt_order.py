@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from b3os_infer.core import ChatRequest, Message, TextPart, Tool
-from b3os_infer.engine.prefix import common_prefix
+from b3os_infer.engine.llamacpp.prefix import common_prefix
 from b3os_infer.node.profiles import ModelProfile
 from b3os_infer.node.prompting import PromptBuilder
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.exc import OperationalError
 
-from b3os_infer.edge import db
+from b3os_infer.edge.storage import db
 
 
 def test_a_create_that_loses_the_race_is_tried_again_and_finds_the_tables(

@@ -17,7 +17,8 @@ from b3os_infer.engine.base import (
     ReasoningBudget,
     TokenEvent,
 )
-from b3os_infer.engine.script import (
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import (
     Reply,
     Script,
     ScriptError,
@@ -26,7 +27,6 @@ from b3os_infer.engine.script import (
     script_from_dict,
     split_tokens,
 )
-from b3os_infer.engine.scripted import ScriptedEngine
 from b3os_infer.errors import InternalError
 
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from b3os_infer.edge.fleet import SECRET_HEADER
-from b3os_infer.edge.standard_api import StandardApi, own_path, without_router_defaults
+from b3os_infer.edge.fleet.protocol import SECRET_HEADER
+from b3os_infer.edge.fleet.standard_api import StandardApi, own_path, without_router_defaults
 
 SECRET = "s" * 32
 

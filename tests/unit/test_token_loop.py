@@ -19,8 +19,8 @@ from b3os_infer.core import (
     TextRequest,
     Usage,
 )
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
 from b3os_infer.generation.pipeline import _tallied, _Tally
 from b3os_infer.node.choices import total_usage
 from b3os_infer.node.completion import stream_text

@@ -10,15 +10,15 @@ import httpx
 import pytest
 
 from b3os_infer.engine.base import GenerationRequest
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
-from b3os_infer.engine.upstream import UpstreamEngine, UpstreamSettings
-from b3os_infer.engine.upstream_check import (
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
+from b3os_infer.engine.upstream.check import (
     PROBE_TEXT,
     Mismatch,
     listing_mismatch,
     tokenizer_mismatch,
 )
+from b3os_infer.engine.upstream.engine import UpstreamEngine, UpstreamSettings
 from b3os_infer.errors import EngineUnavailable
 from b3os_infer.node.registry import _state
 

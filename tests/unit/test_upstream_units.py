@@ -17,11 +17,11 @@ from b3os_infer.engine.base import (
     ReasoningBudget,
     TokenEvent,
 )
-from b3os_infer.engine.flavours import FLAVOURS, completion_body, parse_chunk
-from b3os_infer.engine.script import Reply, Script
-from b3os_infer.engine.scripted import ScriptedEngine
-from b3os_infer.engine.splice import Director
-from b3os_infer.engine.upstream import UpstreamEngine, UpstreamSettings
+from b3os_infer.engine.scripted.engine import ScriptedEngine
+from b3os_infer.engine.scripted.script import Reply, Script
+from b3os_infer.engine.upstream.engine import UpstreamEngine, UpstreamSettings
+from b3os_infer.engine.upstream.flavours import FLAVOURS, completion_body, parse_chunk
+from b3os_infer.engine.upstream.splice import Director
 from b3os_infer.errors import UnsupportedParameter
 
 GREEDY = Sampling(temperature=0.0, top_k=1, seed=7)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-from ..edge.keys import KeyRecord
+from ..edge.access.keys import KeyRecord
 from ..errors import AuthenticationFailed, NotFound
 from .async_store import BatchStore
 from .store import BatchRow

@@ -7,7 +7,7 @@ from sqlalchemy import Engine
 from starlette.routing import Route
 
 from ..config import BatchSettings
-from ..edge.keys import KeyStore
+from ..edge.access.keys import KeyStore
 from ..edge.state import EdgeState
 from ..node.registry import ModelRegistry
 from .anthropic.routes import routes as anthropic_routes

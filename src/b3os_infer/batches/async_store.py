@@ -1,5 +1,5 @@
 """The batch store as the routes and the runner see it: every call on the edge's database
-threads (``edge/db_threads.py``, the pool that key lookups and ledger rows use), never on
+threads (``edge/storage/db_threads.py``, the pool that key lookups and ledger rows use), never on
 the event loop, so a slow database never stalls the streams the process serves.
 
 A call that the database does not answer within the threads' bound (or a database that
@@ -17,7 +17,7 @@ from typing import ParamSpec, TypeVar
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
-from ..edge.db_threads import DatabaseThreads
+from ..edge.storage.db_threads import DatabaseThreads
 from ..errors import Overloaded
 from .store import Answer, BatchDatabase, BatchRow, FileRow, Finisher, ItemRow
 

@@ -15,8 +15,8 @@ import asyncio
 
 from ..config import ModelLimits
 from ..core import Usage
-from ..edge.keys import KeyRecord
-from ..edge.metering import model_not_allowed, refunds
+from ..edge.access.keys import KeyRecord
+from ..edge.admission.metering import model_not_allowed, refunds
 from ..edge.state import EdgeState
 from ..errors import LimitExceeded
 

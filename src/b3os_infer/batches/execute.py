@@ -19,9 +19,9 @@ from sqlalchemy.exc import OperationalError
 from starlette.types import ASGIApp, Message, Scope
 
 from .. import ids
-from ..edge.keys import KeyRecord, KeyStore
+from ..edge.access.keys import KeyRecord, KeyStore
 from ..edge.state import EdgeState
-from ..edge.usage import UsageRow
+from ..edge.storage.usage import UsageRow
 from ..envelopes import error_response
 from ..errors import AuthenticationFailed, InferError, InternalError
 from ..http.accounting import ACCOUNTING_KEY

@@ -10,7 +10,7 @@ it is cancelled, its slot freed, and it runs again later from its start.
 
 from __future__ import annotations
 
-from ..edge.queue import Queues
+from ..edge.admission.queue import Queues
 from ..errors import EngineUnavailable, NotFound
 from ..node.registry import ModelRegistry
 

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 from starlette.types import ASGIApp
 
 from ..config import BatchSettings
-from ..edge.keys import KeyStore
+from ..edge.access.keys import KeyStore
 from ..edge.state import EdgeState
 from ..node.registry import ModelRegistry
 from .async_store import BatchStore

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, select, update
 
-from ..edge.db import create_schema
+from ..edge.storage.db import create_schema
 from .tables import batches, files, items, metadata
 
 ACTIVE = ("in_progress", "canceling")

@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from ..engine.flavours import FLAVOURS
+from ..engine.upstream.flavours import FLAVOURS
 from ..node.cards import DEFAULT_EMBEDDING_ID, DEFAULT_MODEL_ID
 from ..packs import CATALOGUE, model_id
 from .section import Section, one_of

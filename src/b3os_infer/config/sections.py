@@ -125,7 +125,7 @@ class EdgeConfig(Section):
     body_timeout_seconds: int = Field(default=30, ge=1, description="a body that stops arriving "
                                       "for this long is answered 408")
     # a session's node is passed over for the least loaded one when its load exceeds that
-    # one's by more than this many requests and by more than this factor (edge/node_choice.py)
+    # one's by more than this many requests and by more than this factor (edge/fleet/node_choice.py)
     balance_abs_threshold: int = Field(default=8, ge=0, description="a session's node is passed "
                                        "over when it has this many more requests than the "
                                        "least loaded node")
@@ -209,7 +209,7 @@ class ServerToolsConfig(Section):
 
 @dataclass(frozen=True)
 class ModelLimits:
-    """One model's rate limits, per key and minute (edge/limits.py enforces them)."""
+    """One model's rate limits, per key and minute (edge/admission/limits.py enforces them)."""
 
     requests_per_minute: int = 600
     input_tokens_per_minute: int = 400_000
@@ -223,7 +223,7 @@ class ModelLimits:
 
 @dataclass(frozen=True)
 class QueueLimits:
-    """One model's concurrency on an edge (edge/queue.py enforces it)."""
+    """One model's concurrency on an edge (edge/admission/queue.py enforces it)."""
 
     running: int = 16
     waiting: int = 64

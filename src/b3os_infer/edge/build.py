@@ -8,14 +8,14 @@ from datetime import UTC, datetime, timedelta
 
 from ..config import Config, Home, per_model
 from ..observe.metrics import Metrics
-from .db import database_url, open_database
-from .keys import KeyStore
-from .limits import Limiter, LimitsConfig, MemoryLimiter
-from .node_choice import Balance
-from .queue import QueueConfig, Queues
-from .redis_limits import RedisLimiter
+from .access.keys import KeyStore
+from .admission.limits import Limiter, LimitsConfig, MemoryLimiter
+from .admission.queue import QueueConfig, Queues
+from .admission.redis_limits import RedisLimiter
+from .fleet.node_choice import Balance
 from .state import EdgeState
-from .usage import UsageLedger
+from .storage.db import database_url, open_database
+from .storage.usage import UsageLedger
 
 REDIS_ENV = "B3OS_INFER_REDIS_URL"
 

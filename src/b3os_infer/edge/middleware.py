@@ -20,13 +20,13 @@ from ..http.accounting import ACCOUNTING_KEY
 from ..http.formats import BASE, api_for_path
 from ..http.stored_responses import STORE_KEY
 from ..observe.context import note_model
+from .access.keys import KeyRecord
+from .admission.metering import EdgeAccounting, model_not_allowed
+from .admission.ratelimit_headers import ratelimit_headers
 from .body import ClientGone, read_body, replay, requested_model
-from .keys import KeyRecord
-from .metering import EdgeAccounting, model_not_allowed
-from .ratelimit_headers import ratelimit_headers
-from .response_store import KeyResponses
 from .state import EdgeState
-from .usage import UsageRow
+from .storage.response_store import KeyResponses
+from .storage.usage import UsageRow
 
 log = logging.getLogger(__name__)
 

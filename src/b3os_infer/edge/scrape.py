@@ -21,9 +21,9 @@ from ..envelopes import error_response
 from ..errors import AuthenticationFailed, InferError, PermissionDenied
 from ..http.requests import request_id
 from ..observe.metrics import CONTENT_TYPE, Metrics
-from .auth import presented_key
-from .fleet import SECRET_HEADER, secret_matches
-from .key_gate import KeyGate
+from .access.auth import presented_key
+from .access.key_gate import KeyGate
+from .fleet.protocol import SECRET_HEADER, secret_matches
 
 METRICS_PATH = "/metrics"
 TOKEN_ENV = "B3OS_INFER_METRICS_TOKEN"

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 from ..config import DEFAULT_MAX_BODY_BYTES
 from ..observe.metrics import Metrics
-from .key_gate import KeyGate
-from .keys import KeyStore
-from .limits import Limiter, LimitsConfig, MemoryLimiter
-from .node_choice import Balance
-from .queue import QueueConfig, Queues
-from .response_store import ResponseTable
-from .usage import UsageLedger
+from .access.key_gate import KeyGate
+from .access.keys import KeyStore
+from .admission.limits import Limiter, LimitsConfig, MemoryLimiter
+from .admission.queue import QueueConfig, Queues
+from .fleet.node_choice import Balance
+from .storage.response_store import ResponseTable
+from .storage.usage import UsageLedger
 
 
 @dataclass

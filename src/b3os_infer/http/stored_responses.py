@@ -3,7 +3,7 @@
 The edge puts a ``ResponseStore`` in the ASGI scope state under ``STORE_KEY``, already
 scoped to the key that made the request: a response one key stored is not found with
 another. In one process it reads and writes the edge's database; on a node behind an
-edge it asks that edge (``edge/response_store.py``). Without an edge nothing is kept.
+edge it asks that edge (``edge/storage/response_store.py``). Without an edge nothing is kept.
 
 What is kept is opaque here: the response as its API writes it, and the items it was
 made from (the wire package decides both shapes).

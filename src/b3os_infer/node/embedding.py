@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..engine.sentence import SentenceEmbedder
+from ..engine.embedding.sentence import SentenceEmbedder
 from ..errors import InvalidRequest
 
 InputType = Literal["query", "document"]

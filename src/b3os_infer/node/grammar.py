@@ -1,6 +1,6 @@
 """Grammars that make tool calls and structured outputs valid by construction.
 
-The engine's grammar compiler turns JSON Schema into GBNF (``engine/gbnf.py``); we compose
+The engine's grammar compiler turns JSON Schema into GBNF (``engine/llamacpp/gbnf.py``); we compose
 its output into the tool-call layout of our profiles.
 """
 

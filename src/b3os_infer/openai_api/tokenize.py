@@ -2,7 +2,7 @@
 token ids (vllm-router asks every worker before it picks one): the prompt the node would
 send its engine, rendered with the model's own chat template, as token ids.
 
-Served only on a node with ``[node] standard_api = true`` (``edge/standard_api.py``). The
+Served only on a node with ``[node] standard_api = true`` (``edge/fleet/standard_api.py``). The
 two request shapes are vLLM's ``TokenizeChatRequest`` and ``TokenizeCompletionRequest``,
 less what the node cannot do: a reply continued from a final assistant message, or a chat
 prompt without the generation prompt.

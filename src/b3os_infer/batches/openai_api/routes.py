@@ -1,4 +1,4 @@
-"""OpenAI's Batch API under /v1/infer/batches (and its Files, ``openai_files.py``)."""
+"""OpenAI's Batch API under /v1/infer/batches (and its Files, ``files.py``)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ long one (its KV copied across). A finished or cancelled sequence leaves its KV 
 that shares the longest prefix with its prompt, and only the rest is dropped
 (``llama_memory_seq_rm``) and computed. When a running sequence shares a much longer
 prefix, its KV is copied into the least recently used free slot instead. Long prefixes are
-also written to disk (engine/disk_cache.py) and reloaded from there into any slot they fit,
+also written to disk (engine/llamacpp/disk_cache.py) and reloaded from there into any slot they fit,
 after a restart too. The event loop only ever waits on queues.
 
 The modules, one job each:

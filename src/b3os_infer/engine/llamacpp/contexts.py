@@ -9,8 +9,8 @@ from typing import Any
 
 import llama_cpp as ll
 
-from ..disk_cache import DiskCache, model_identity
 from ..kv_cache import KvPlan, LanePlan, plan_lanes
+from .disk_cache import DiskCache, model_identity
 from .lanes import Lane
 from .model import Model
 from .settings import LlamaCppSettings

@@ -10,10 +10,10 @@ from collections.abc import AsyncGenerator
 
 from ...errors import InternalError
 from ..base import EngineEvent, EngineInfo, GenerationDone, GenerationRequest, KvUsage, check_fits
-from ..devices import device_name, gpu_backend, gpu_offload, model_params
-from ..gguf import quiet_llama
 from ..memory_plan import available_memory
 from .contexts import KV_TYPES, open_disk_cache, open_lanes, plan_kv
+from .devices import device_name, gpu_backend, gpu_offload, model_params
+from .gguf import quiet_llama
 from .lanes import Lane
 from .model import Model
 from .scheduler import Scheduler

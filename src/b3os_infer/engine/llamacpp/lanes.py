@@ -17,7 +17,7 @@ from typing import Any
 import llama_cpp as ll
 
 from ..kv_cache import LanePlan
-from ..prefix import Tokens, common_prefix, token_array
+from .prefix import Tokens, common_prefix, token_array
 from .seq_state import restream
 
 # a reply is given at least this much room (or its max_tokens, if less) when a lane is chosen

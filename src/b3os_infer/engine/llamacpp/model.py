@@ -7,9 +7,9 @@ from typing import Any
 
 import llama_cpp as ll
 
-from ..gguf import display_name, model_metadata, vocab_piece, vocab_text, vocab_tokenize
 from ..kv_cache import ModelShape
-from ..load_progress import LoadProgress
+from .gguf import display_name, model_metadata, vocab_piece, vocab_text, vocab_tokenize
+from .load_progress import LoadProgress
 
 
 def model_shape(model: Any) -> ModelShape:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import llama_cpp as ll
 
 from ..base import Admitted, GenerationRequest
-from ..disk_cache import DiskCache
+from .disk_cache import DiskCache
 from .lanes import Lane, Slot, pick_slot
 from .prefill_log import LONG_PREFILL_TOKENS, PrefillLog
 from .sequence import Outbox, Sequence

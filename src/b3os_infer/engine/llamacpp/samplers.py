@@ -8,8 +8,8 @@ import llama_cpp as ll
 
 from ...core import Sampling
 from ..base import GenerationRequest, Grammar
-from ..constrained import ConstrainedSampler, LazyStart, Trigger
-from ..gguf import vocab_piece, vocab_tokenize
+from .constrained import ConstrainedSampler, LazyStart, Trigger
+from .gguf import vocab_piece, vocab_tokenize
 
 
 def sampler_chain(vocab: Any, request: GenerationRequest) -> ConstrainedSampler:

@@ -9,7 +9,7 @@ import queue
 import threading
 
 from ...errors import InternalError, InvalidRequest
-from ..disk_cache import DiskCache
+from .disk_cache import DiskCache
 from .drafting import SharedPool
 from .lanes import Lane
 from .model import Model

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..devices import Placement
 from ..kv_cache import DEFAULT_KV_TYPE
 from ..memory_plan import KvBudget
+from .devices import Placement
 
 
 @dataclass

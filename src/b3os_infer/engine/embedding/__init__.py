@@ -1,0 +1,1 @@
+"""Sentence embeddings computed in numpy: the BERT encoder and its weights from safetensors."""
