@@ -18,7 +18,6 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
-from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -32,7 +31,7 @@ from ...http.endpoint import endpoint
 from ...http.formats import BASE
 from ...http.requests import json_body, request_id
 from ...node.registry import ModelRegistry
-from ...wire_models import decode
+from ...wire_models import SentModel, decode
 from ..build import expiry
 from ..state import EdgeState
 from ..storage.usage import BUCKETS
@@ -57,8 +56,8 @@ def is_admin_path(path: str) -> bool:
     return path == ADMIN or path.startswith(ADMIN + "/")
 
 
-def _json(model: BaseModel, status: int = 200) -> Response:
-    return Response(model.model_dump_json(), status_code=status, media_type="application/json")
+def _json(model: SentModel, status: int = 200) -> Response:
+    return Response(model.to_json(), status_code=status, media_type="application/json")
 
 
 def _edge(request: Request) -> EdgeState:

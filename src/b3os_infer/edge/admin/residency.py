@@ -32,7 +32,7 @@ def _registry(request: Request) -> ModelRegistry:
 
 
 def _json(resident: Resident) -> Response:
-    return Response(ModelResidencyObject(**asdict(resident)).model_dump_json(),
+    return Response(ModelResidencyObject(**asdict(resident)).to_json(),
                     media_type="application/json")
 
 
@@ -40,7 +40,7 @@ def _json(resident: Resident) -> Response:
 async def list_models(request: Request) -> Response:
     residents = _registry(request).residents()
     body = ModelResidencyList(data=[ModelResidencyObject(**asdict(r)) for r in residents])
-    return Response(body.model_dump_json(), media_type="application/json")
+    return Response(body.to_json(), media_type="application/json")
 
 
 @endpoint

@@ -1,6 +1,6 @@
 """The admin API's bodies: what ``/v1/infer/admin/*`` reads and answers (``api.py``).
 
-Requests are strict (unknown fields refused, JSON types exact), decoded by ``wire.decode``
+Requests are strict (unknown fields refused, JSON types exact), decoded by ``wire_models.decode``
 so a mistake is a 400 naming the field; responses never carry a key's hash, and a key's
 secret only once, in the answer to its creation.
 """
@@ -11,6 +11,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...wire_models import SentModel
 from ..access.keys import DEFAULT_SCOPES, KeyRecord
 
 ScopeName = Literal["infer", "models:read", "metrics:read", "server_tools", "admin"]
@@ -30,7 +31,7 @@ class KeyCreate(BaseModel):
     expires: str | None = None              # 30d, 12h, 90m, 2w, or an ISO date/time
 
 
-class KeyObject(BaseModel):
+class KeyObject(SentModel):
     object: Literal["api_key"] = "api_key"
     id: str
     name: str
@@ -58,12 +59,12 @@ class CreatedKey(KeyObject):
     secret: str
 
 
-class KeyList(BaseModel):
+class KeyList(SentModel):
     object: Literal["list"] = "list"
     data: list[KeyObject]
 
 
-class UsagePoint(BaseModel):
+class UsagePoint(SentModel):
     start: str          # the bucket's first second, UTC RFC 3339
     key_id: str | None  # None: refused before a key was recognised
     model: str          # "" where the request named no model or was refused first
@@ -74,7 +75,7 @@ class UsagePoint(BaseModel):
     cached_tokens: int
 
 
-class UsageSeries(BaseModel):
+class UsageSeries(SentModel):
     object: Literal["usage.series"] = "usage.series"
     bucket: Bucket
     since: str
@@ -82,7 +83,7 @@ class UsageSeries(BaseModel):
     data: list[UsagePoint]
 
 
-class ModelResidencyObject(BaseModel):
+class ModelResidencyObject(SentModel):
     """``/v1/infer/admin/models``: one chat model's residency (node/lifecycle.py)."""
 
     object: Literal["model.residency"] = "model.residency"
@@ -97,6 +98,6 @@ class ModelResidencyObject(BaseModel):
     problem: str | None
 
 
-class ModelResidencyList(BaseModel):
+class ModelResidencyList(SentModel):
     object: Literal["list"] = "list"
     data: list[ModelResidencyObject]
