@@ -392,7 +392,7 @@ ChatEvent = (Started | TextDelta | ThinkingDelta | ThinkingEnd | ToolCallStart |
 @dataclass(frozen=True)
 class Counted:
     """The reply's usage up to here: what it has used if it is cut short now. The node's
-    streams carry it after every counted token; the generation service takes it out, so
+    streams carry it after every counted token; the generation pipeline takes it out, so
     no encoder sees it."""
 
     usage: Usage

@@ -1,1 +1,1 @@
-"""The one generation service behind every generation route (``pipeline.py``)."""
+"""The one generation pipeline behind every generation route (``pipeline.py``)."""

@@ -1,4 +1,4 @@
-"""The generation service: what every generation route hands its neutral request to.
+"""The generation pipeline: what every generation route hands its neutral request to.
 
 A route decodes its wire request, and asks here for the reply's events; it then folds
 them into one body or encodes them as its stream. In between, the same for every API:
