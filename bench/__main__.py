@@ -96,6 +96,7 @@ def _classic(args: argparse.Namespace, setup: servers.Setup,
             ours = asyncio.run(measure(server, args.prefix_words, direct.OurEngine(setup)))
             batch = asyncio.run(batches.measure_batches(server))
             _say(f"ours, batches: {batch}")
+            _say(f"ours, batches: {batches.summary(batch)}")
             _notes.append(batches.markdown(batch))
         else:
             ours = asyncio.run(decode(server))

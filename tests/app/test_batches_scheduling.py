@@ -3,7 +3,9 @@
 On the scripted engine with delays: an interactive request is admitted while a batch
 request runs (the batch holds no slot of the edge's interactive queue), a waiting
 interactive request makes the runner preempt a batch request (which runs again from its
-start and still succeeds), and batch requests take from buckets of their own.
+start and still succeeds), also when only the engine's count of its waiting interactive
+requests tells, batch requests reach the engine as background work and interactive ones
+as interactive, and batch requests take from buckets of their own.
 """
 
 from __future__ import annotations
@@ -25,11 +27,18 @@ SLOW_BATCH = Reply(" ".join(["word"] * 40), delay_s=0.05, repeat=True,
 SLOW_CHAT = Reply(" ".join(["busy"] * 20), delay_s=0.05, repeat=True,
                   when=When(last_user_contains="slow"))
 QUICK_CHAT = Reply("Right away.", repeat=True)
+# an interactive request the engine keeps waiting for a slot a while
+WAITING_CHAT = Reply("Seated at last.", first_delay_s=0.5, repeat=True,
+                     when=When(last_user_contains="waiting"))
 
 
 def params(model: str, text: str, max_tokens: int = 64) -> dict[str, object]:
     return {"model": model, "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": text}]}
+
+
+def priorities(app: BatchApp, word: str) -> set[str]:
+    return {r.request.priority for r in app.engine.received if word in r.text}
 
 
 def batch_prompts(app: BatchApp) -> int:
@@ -73,6 +82,39 @@ async def test_a_waiting_interactive_request_preempts_a_batch_request_that_then_
         await ended(app, batch.id)
         assert app.service.store.database.counts(batch.id) == {"succeeded": 1}
         assert batch_prompts(app) >= 2   # it ran again from its start
+        lines = await app.anthropic.messages.batches.results(batch.id)
+        result = [line async for line in lines][0].result
+        assert result.type == "succeeded"
+        assert result.message.content[0].text == SLOW_BATCH.text  # type: ignore[union-attr]
+
+
+async def test_batch_requests_reach_the_engine_as_background_and_others_as_interactive(
+        tmp_path):
+    async with batch_app(tmp_path, [SLOW_BATCH, QUICK_CHAT]) as app:
+        batch = await app.anthropic.messages.batches.create(requests=[
+            {"custom_id": "b", "params": params(app.model, "a batch job", 4)}])
+        await ended(app, batch.id)
+        assert await ask(app, "now please") == "Right away."
+        completion = await app.openai.completions.create(model=app.model, prompt="now raw",
+                                                         max_tokens=4)
+        assert completion.choices[0].text == "Right away."
+        assert priorities(app, "batch") == {"background"}
+        assert priorities(app, "now please") == {"interactive"}
+        assert priorities(app, "now raw") == {"interactive"}
+
+
+async def test_an_interactive_request_waiting_in_the_engine_preempts_a_batch_request(
+        tmp_path):
+    # the edge queues nobody (room for all), so only the engine's own count of the
+    # interactive requests it keeps waiting can tell the runner to give a slot back
+    async with batch_app(tmp_path, [SLOW_BATCH, WAITING_CHAT],
+                         queue={"running": 8, "waiting": 4}) as app:
+        batch = await app.anthropic.messages.batches.create(requests=[
+            {"custom_id": "b", "params": params(app.model, "a batch job")}])
+        await until(lambda: app.engine.load()["active"] == 1, "the batch request running")
+        assert await ask(app, "still waiting") == "Seated at last."
+        assert app.service.runner.preempted >= 1
+        await ended(app, batch.id)
         lines = await app.anthropic.messages.batches.results(batch.id)
         result = [line async for line in lines][0].result
         assert result.type == "succeeded"

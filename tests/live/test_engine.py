@@ -89,7 +89,8 @@ def test_closing_a_stream_frees_its_slot(model):
             break
         await stream.aclose()
         for _ in range(100):
-            if model.engine.load() == {"active": 0, "waiting": 0}:
+            load = model.engine.load()
+            if (load["active"], load["waiting"]) == (0, 0):
                 return True
             await asyncio.sleep(0.05)
         return False

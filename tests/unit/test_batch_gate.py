@@ -15,9 +15,13 @@ class Engine:
     active: int
     waiting: int
     info: EngineInfo
+    interactive_waiting: int | None = None   # None: the engine does not tell
 
     def load(self) -> dict[str, int]:
-        return {"active": self.active, "waiting": self.waiting}
+        load = {"active": self.active, "waiting": self.waiting}
+        if self.interactive_waiting is not None:
+            load["interactive_waiting"] = self.interactive_waiting
+        return load
 
 
 @dataclass
@@ -35,8 +39,10 @@ class Registry:
         return Model(self.engine)
 
 
-def gate(active: int, waiting: int, *, slots: int | None = 4, reserve: int = 1) -> Gate:
-    engine = Engine(active, waiting, EngineInfo(4096, 100, "fake", slots=slots))
+def gate(active: int, waiting: int, *, slots: int | None = 4, reserve: int = 1,
+         interactive_waiting: int | None = None) -> Gate:
+    engine = Engine(active, waiting, EngineInfo(4096, 100, "fake", slots=slots),
+                    interactive_waiting)
     return Gate(Registry(engine), Queues(QueueConfig()), reserve)  # type: ignore[arg-type]
 
 
@@ -55,6 +61,14 @@ def test_a_wait_beyond_the_batchs_own_queued_requests_is_contention():
     assert not gate(4, 1).contended("m", 1)           # the one waiting may be the batch's
     assert gate(4, 2).contended("m", 1)
     assert not gate(3, 2).may_start("m", 1)
+
+
+def test_an_engine_that_counts_its_interactive_waiting_is_read_exactly():
+    # two waiting, neither interactive: no contention, however few the batch runs
+    assert not gate(4, 2, interactive_waiting=0).contended("m", 0)
+    # one interactive waiting, though the batch runs more than wait: contention
+    assert gate(4, 2, interactive_waiting=1).contended("m", 2)
+    assert not gate(2, 0, interactive_waiting=1).may_start("m", 0)
 
 
 def test_interactive_requests_queued_at_the_edge_are_contention():

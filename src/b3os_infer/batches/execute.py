@@ -22,6 +22,7 @@ from .. import ids
 from ..edge.access.keys import KeyRecord, KeyStore
 from ..edge.state import EdgeState
 from ..edge.storage.usage import UsageRow
+from ..engine.priority import background
 from ..envelopes import error_response
 from ..errors import AuthenticationFailed, InferError, InternalError
 from ..http.accounting import ACCOUNTING_KEY
@@ -114,7 +115,8 @@ class Executor:
                 chunks.append(message.get("body", b""))
 
         try:
-            await self.app(scope, receive, send)
+            with background():   # it yields to interactive requests in the engine
+                await self.app(scope, receive, send)
         except Exception:  # noqa: BLE001 - logged; the request errs, the batch goes on
             log.exception("batch request %s failed", rid)
             return _refusal(path, InternalError("the server failed while running this "

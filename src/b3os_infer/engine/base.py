@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..core import Sampling
 from ..errors import InvalidRequest
+from .priority import Priority
 
 FinishReason = Literal["eog", "length"]
 
@@ -58,6 +59,8 @@ class GenerationRequest:
     reasoning: ReasoningBudget | None = None
     # None: no log-probabilities; N >= 0: each token's own and the N most likely
     top_logprobs: int | None = None
+    # background work (a batch) yields to interactive requests (engine/priority.py)
+    priority: Priority = "interactive"
 
 
 NOT_A_TOKEN = -1   # TokenEvent.token of text that is no generated token (a decoder's tail)

@@ -117,9 +117,12 @@ class LlamaCppEngine:
         return self._scheduler.running()
 
     def load(self) -> dict[str, int]:
+        """Also ``interactive_waiting``: interactive sequences the last admission left
+        without a slot (precedence.py; the batch runner preempts for them)."""
         scheduler = self._scheduler
         return {"active": len(scheduler.active),
-                "waiting": len(scheduler.waiting) + scheduler.inbox.qsize()}
+                "waiting": len(scheduler.waiting) + scheduler.inbox.qsize(),
+                "interactive_waiting": scheduler.interactive_waiting}
 
     def kv_usage(self) -> KvUsage:
         """Tokens the slots hold in KV, of all lanes' cells; read from the slots' token

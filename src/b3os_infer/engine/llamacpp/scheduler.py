@@ -14,6 +14,7 @@ from .drafting import SharedPool
 from .lanes import Lane
 from .model import Model
 from .placement import Seating
+from .precedence import interactive_first, interactive_prefills, this_step, unseated_interactive
 from .samplers import sampler_chain
 from .sampling import Replies
 from .sequence import Outbox, Sequence, failed
@@ -35,6 +36,8 @@ class Scheduler:
         self.inbox: queue.Queue[Sequence | None] = queue.Queue()
         self.waiting: list[Sequence] = []
         self.active: list[Sequence] = []
+        # interactive sequences the last admission left without a slot (load())
+        self.interactive_waiting = 0
         self._thread: threading.Thread | None = None
         self.stopping = False
         self._outbox = Outbox()
@@ -82,8 +85,12 @@ class Scheduler:
             self._reap_cancelled()
             self.seating.move_outgrown(self.active, self.replies.finish)
             self._admit()
+            yielding = interactive_prefills(self.active)   # interactive first: precedence.py
             for lane in self.seating.lanes:
-                members = [s for s in self.active if s.lane is lane and not s.moving]
+                # from the active list as it is now: a step of an earlier lane may have
+                # ended sequences (their slot is gone)
+                members = this_step((s for s in self.active if s.lane is lane and not s.moving),
+                                    yielding=yielding)
                 if not members:
                     continue
                 try:
@@ -119,7 +126,7 @@ class Scheduler:
 
     def _admit(self) -> None:
         still: list[Sequence] = []
-        for candidate in self.waiting:
+        for candidate in interactive_first(self.waiting):
             lane = self.seating.lane_for(candidate.request)
             if lane is None:
                 still.append(candidate)
@@ -138,6 +145,7 @@ class Scheduler:
             if row is not None:  # its whole prompt is in KV, its next logits still here
                 self.replies.sample(candidate, row)
         self.waiting = still
+        self.interactive_waiting = unseated_interactive(still)
 
     def release(self, sequence: Sequence, *, keep_kv: bool = True) -> None:
         """Free the slot; its KV stays for the next request that shares the prefix (and,

@@ -11,6 +11,7 @@ import llama_cpp as ll
 
 from .drafting import NgramIndex, SharedPool, draft_for
 from .lanes import Lane
+from .precedence import PromptBudget
 from .sampling import Replies
 from .sequence import Sequence
 
@@ -110,13 +111,17 @@ class Steps:
 
 def _put_prompts(lane: Lane, members: list[Sequence], n: int, budget: int,
                  outputs: list[tuple[Sequence, int]]) -> int:
-    """Prompt chunks into what is left of the batch; a prompt that ends here samples."""
+    """Prompt chunks into what is left of the batch (``budget``), in the members' order
+    (interactive first) and background ones within their share (precedence.py); a prompt
+    that ends here samples."""
+    prompts = PromptBudget(budget)
     for sequence in members:
-        if budget <= 0 or len(sequence.feed) <= 1:
+        if len(sequence.feed) <= 1:
             continue
-        take = min(budget, len(sequence.feed))
+        take = prompts.grant(sequence, len(sequence.feed))
+        if take == 0:
+            continue
         n = _put(lane, n, sequence, take)
-        budget -= take
         if sequence.progress is not None:
             sequence.progress.advance(take)
         if not sequence.feed:

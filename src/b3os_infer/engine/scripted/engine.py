@@ -68,6 +68,7 @@ class ScriptedEngine:
         self._running = 0
         self._held = 0          # tokens the running replies hold (their "KV")
         self._waiting = 0      # in their ``first_delay_s``: not admitted yet
+        self._interactive_waiting = 0   # of those, the interactive ones (engine/priority.py)
         self._started = False
         self.use(script)
 
@@ -106,7 +107,8 @@ class ScriptedEngine:
         return self._started
 
     def load(self) -> dict[str, int]:
-        return {"active": self._running, "waiting": self._waiting}
+        return {"active": self._running, "waiting": self._waiting,
+                "interactive_waiting": self._interactive_waiting}
 
     def kv_usage(self) -> KvUsage:
         """The prompt and generated tokens of the running replies, of one window."""
@@ -133,11 +135,14 @@ class ScriptedEngine:
         index = self._choose(received)
         reply = self.script.replies[index]
         if reply.first_delay_s:
+            interactive = int(request.priority == "interactive")
             self._waiting += 1
+            self._interactive_waiting += interactive
             try:
                 await asyncio.sleep(reply.first_delay_s)
             finally:
                 self._waiting -= 1
+                self._interactive_waiting -= interactive
         if (refusal := reply.refusal()) is not None:
             raise refusal
         self._running += 1
