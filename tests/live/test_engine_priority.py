@@ -15,7 +15,7 @@ from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, EngineEvent, GenerationDone, GenerationRequest
 from b3os_infer.engine.llamacpp import LlamaCppEngine
 from b3os_infer.engine.priority import Priority
-from b3os_infer.node.chat import ChatModel
+from b3os_infer.node.chat_model import ChatModel
 from support.engines import loaded_gguf
 
 GREEDY = Sampling(temperature=0)
