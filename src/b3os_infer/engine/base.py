@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..core import Sampling
 from ..errors import InvalidRequest
-from .priority import Priority
+from .priority import Priority, current_priority
 
 FinishReason = Literal["eog", "length"]
 
@@ -59,8 +59,9 @@ class GenerationRequest:
     reasoning: ReasoningBudget | None = None
     # None: no log-probabilities; N >= 0: each token's own and the N most likely
     top_logprobs: int | None = None
-    # background work (a batch) yields to interactive requests (engine/priority.py)
-    priority: Priority = "interactive"
+    # background work (a batch) yields to interactive requests: the class of the task that
+    # builds the request, unless given (engine/priority.py)
+    priority: Priority = field(default_factory=current_priority)
 
 
 NOT_A_TOKEN = -1   # TokenEvent.token of text that is no generated token (a decoder's tail)

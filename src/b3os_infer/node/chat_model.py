@@ -28,7 +28,6 @@ from ..engine.base import (
     ReasoningBudget,
     TokenEvent,
 )
-from ..engine.priority import current_priority
 from ..errors import InvalidRequest, UnsupportedParameter
 from ..observe.context import observed_reply
 from ..stops import StopMatcher
@@ -191,8 +190,7 @@ class ChatModel:
                 start_marker=THINK_START if prompt.model_decides else None)
         return GenerationRequest(prompt=prompt.tokens, max_tokens=min(self.cap(request), room),
                                  sampling=request.sampling, grammar=self._grammar(request),
-                                 reasoning=reasoning, top_logprobs=request.top_logprobs,
-                                 priority=current_priority())
+                                 reasoning=reasoning, top_logprobs=request.top_logprobs)
 
     def scored(self, event: TokenEvent) -> TokenLogprob | None:
         """The event's log-probabilities for the reply, when it has them for a known token."""

@@ -10,7 +10,6 @@ from contextlib import aclosing
 
 from ..core import NodeEvent, TextRequest
 from ..engine.base import GenerationRequest
-from ..engine.priority import current_priority
 from ..observe.context import observed_reply
 from ..stops import StopMatcher
 from .chat_model import ChatModel
@@ -25,8 +24,7 @@ async def stream_text(model: ChatModel, request: TextRequest) -> AsyncGenerator[
     model.check_logit_bias(request.sampling)
     cap = output_cap(request.max_tokens, model.card)
     generation = GenerationRequest(prompt=request.prompt, max_tokens=min(cap, room),
-                                   sampling=request.sampling, top_logprobs=request.top_logprobs,
-                                   priority=current_priority())
+                                   sampling=request.sampling, top_logprobs=request.top_logprobs)
     loop = TokenLoop(model.card.id, generation, cap, PlainText(), StopMatcher(request.stop),
                      model.scored if request.top_logprobs is not None else None)
     async with aclosing(loop.events(model.engine)) as events:
