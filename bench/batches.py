@@ -33,14 +33,14 @@ class BatchResults:
     matching: int           # batch results equal to the same request sent alone
     batch_seconds: float    # from create to ended
     ttft_alone: float       # median interactive time to first token, no batch
-    ttft_during: float      # ... while the batch runs
+    ttft_during: float | None   # ... while the batch runs (None: none ended during it)
     total_alone: float      # median interactive request time, no batch
-    total_during: float
+    total_during: float | None
     during: int             # interactive requests that ended while the batch ran
 
     @property
-    def ttft_ratio(self) -> float:
-        return self.ttft_during / self.ttft_alone
+    def ttft_ratio(self) -> float | None:
+        return None if self.ttft_during is None else self.ttft_during / self.ttft_alone
 
 
 def _params(server: Server, index: int) -> dict[str, object]:
@@ -77,10 +77,11 @@ async def _interactive(client: httpx.AsyncClient, server: Server, runs: int,
     return timings
 
 
-def _medians(timings: list[Timing]) -> tuple[float, float]:
+def _medians(timings: list[Timing]) -> tuple[float, float] | tuple[None, None]:
+    """Median time to first token and whole time; (None, None) for no requests (a batch
+    that ended before any interactive request did: the report says so)."""
     if not timings:
-        raise SystemExit("no interactive request ended while the batch ran: "
-                         "give it more requests (--requests)")
+        return None, None
     return (statistics.median(t.ttft for t in timings),
             statistics.median(t.total for t in timings))
 
@@ -111,6 +112,7 @@ async def measure_batches(server: Server, runs: int = 5,
     async with httpx.AsyncClient(timeout=600) as client:
         alone = await _one_by_one(client, root, server, requests)
         ttft_alone, total_alone = _medians(await _interactive(client, server, runs))
+        assert ttft_alone is not None and total_alone is not None   # no batch: all count
         batch_id, ended = await _run_batch(client, root, server, requests)
         await asyncio.sleep(1.0)   # the batch is running
         during = await _interactive(client, server, runs, ended)
@@ -127,18 +129,27 @@ async def measure_batches(server: Server, runs: int = 5,
                         total_alone, total_during, len(during))
 
 
+NONE_DURING = ("no interactive request ended while the batch ran: give the batch more "
+               "requests (--requests)")
+
+
+def _versus(alone: float, during: float | None, note: str = "") -> str:
+    """``alone / during (ratio; note)`` in milliseconds, or why there is no ratio."""
+    if during is None:
+        return f"{alone * 1000:.0f} ms / - ({NONE_DURING})"
+    return f"{alone * 1000:.0f} ms / {during * 1000:.0f} ms ({during / alone:.2f}x{note})"
+
+
 def markdown(results: BatchResults) -> str:
+    ttft = _versus(results.ttft_alone, results.ttft_during,
+                   f"; target <= {TARGET_RATIO}x; {results.during} requests during the batch")
+    total = _versus(results.total_alone, results.total_during)
     rows = [
         ("batch results equal to the requests sent alone (greedy)",
          f"{results.matching} / {results.requests}"),
         (f"batch of {results.requests}, create to ended", f"{results.batch_seconds:.1f} s"),
-        ("interactive TTFT alone / during the batch",
-         f"{results.ttft_alone * 1000:.0f} ms / {results.ttft_during * 1000:.0f} ms "
-         f"({results.ttft_ratio:.2f}x; target <= {TARGET_RATIO}x; "
-         f"{results.during} requests during the batch)"),
-        (f"interactive {STORY_TOKENS}-token request alone / during the batch",
-         f"{results.total_alone * 1000:.0f} ms / {results.total_during * 1000:.0f} ms "
-         f"({results.total_during / results.total_alone:.2f}x)"),
+        ("interactive TTFT alone / during the batch", ttft),
+        (f"interactive {STORY_TOKENS}-token request alone / during the batch", total),
     ]
     return "\n".join(["| batches (ours only) | |", "|---|---|",
                       *(f"| {name} | {value} |" for name, value in rows)])
@@ -146,6 +157,9 @@ def markdown(results: BatchResults) -> str:
 
 def summary(results: BatchResults) -> str:
     """The interactive figures in one line, for the log."""
+    if results.ttft_during is None or results.ttft_ratio is None:
+        return f"interactive first token: idle {results.ttft_alone * 1000:.0f} ms; " + \
+            NONE_DURING
     return (f"interactive first token: idle {results.ttft_alone * 1000:.0f} ms, during the "
             f"batch {results.ttft_during * 1000:.0f} ms, ratio {results.ttft_ratio:.2f}x "
             f"(target <= {TARGET_RATIO}x), {results.during} requests during the batch")
