@@ -49,7 +49,9 @@ def _params(server: Server, index: int) -> dict[str, object]:
 
 
 def _texts(message: dict[str, object]) -> str:
-    blocks = message.get("content") or []
+    blocks = message.get("content")
+    if not isinstance(blocks, list):
+        return ""
     return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
 
 
