@@ -80,11 +80,22 @@ def test_the_draft_length_doubles_while_drafts_are_accepted_whole_and_falls_afte
     for _ in range(5):
         lengths.append(control.wanted())
         control.record(lengths[-1], lengths[-1])
-    assert lengths == [8, 16, 32, 32, 32] and DraftControl.MAX == 32
-    control.record(32, 5)
+    # 32 is past WHOLE_FROM: drafted as MAX (64 rows of one sequence: the tiled kernel)
+    assert lengths == [8, 16, 64, 64, 64] and DraftControl.MAX == 64
+    control.record(64, 5)
     assert control.wanted() == 5
     control.record(5, 1)
     assert control.wanted() == DraftControl.MIN
+
+
+def test_a_draft_falling_to_a_length_past_whole_from_is_drafted_whole():
+    control = DraftControl()
+    control.record(8, 8)
+    control.record(16, 16)
+    control.record(64, DraftControl.WHOLE_FROM)
+    assert control.wanted() == DraftControl.MAX
+    control.record(64, DraftControl.WHOLE_FROM - 1)
+    assert control.wanted() == DraftControl.WHOLE_FROM - 1
 
 
 def test_drafts_that_keep_failing_pause_drafting_and_the_pause_grows():

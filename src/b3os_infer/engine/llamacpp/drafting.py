@@ -113,12 +113,18 @@ class DraftControl:
     """How many tokens one sequence drafts next, from how its drafts fared.
 
     ``length`` doubles after a draft accepted whole and falls to what was accepted (at
-    least ``MIN``) after one that was not. After ``PATIENCE`` drafts in a row with nothing
-    accepted, drafting pauses for ``pause`` steps, a pause that doubles each time it
-    recurs (up to ``MAX_PAUSE``) and resets with the next accepted draft."""
+    least ``MIN``) after one that was not. A length of ``WHOLE_FROM`` or more drafts
+    ``MAX`` tokens: llama.cpp's CPU flash attention takes 64 or more rows of one sequence
+    through its tiled kernel and fewer one row at a time, so a step of 65 rows (the
+    sequence's token, a 64-token draft) costs less than one of 40 (docs/engine.md has the
+    figures); 64 drafted rows also stay 64 when llama.cpp splits the sequence's first row
+    into a micro-batch with the other sequences' single rows. After ``PATIENCE`` drafts in
+    a row with nothing accepted, drafting pauses for ``pause`` steps, a pause that doubles
+    each time it recurs (up to ``MAX_PAUSE``) and resets with the next accepted draft."""
 
     MIN = 2
-    MAX = 32
+    MAX = 64
+    WHOLE_FROM = 24
     PATIENCE = 3
     FIRST_PAUSE = 8
     MAX_PAUSE = 256
@@ -135,7 +141,7 @@ class DraftControl:
         if self.resting > 0:
             self.resting -= 1
             return 0
-        return self.length
+        return self.MAX if self.length >= self.WHOLE_FROM else self.length
 
     def record(self, drafted: int, accepted: int) -> None:
         self.drafted += drafted

@@ -9,7 +9,7 @@ from typing import Any
 
 import llama_cpp as ll
 
-from .drafting import NgramIndex, SharedPool, draft_for
+from .drafting import DraftControl, NgramIndex, SharedPool, draft_for
 from .lanes import Lane
 from .precedence import PromptBudget
 from .sampling import Replies
@@ -50,34 +50,42 @@ class Steps:
                       outputs: list[tuple[Sequence, int]]) -> tuple[int, int]:
         """Each decoding sequence's one token and its draft into the batch; the drafts
         come out of the step's token budget. Returns the rows used and the budget left."""
+        decoding = [sequence for sequence in members if len(sequence.feed) == 1]
+        wanted = [self._wanted(sequence) for sequence in decoding]
+        whole = any(length >= DraftControl.MAX for length in wanted)
         n = 0
         budget = lane.batch_tokens
-        for sequence in members:
-            if len(sequence.feed) == 1:
-                sequence.draft = self._draft(sequence, budget)
-                budget -= len(sequence.draft)
-                n = _put(lane, n, sequence, 1)
-                outputs.append((sequence, n - 1 - len(sequence.draft)))
+        for sequence, length in zip(decoding, wanted, strict=True):
+            sequence.draft = self._draft(sequence, budget, length, whole)
+            budget -= len(sequence.draft)
+            n = _put(lane, n, sequence, 1)
+            outputs.append((sequence, n - 1 - len(sequence.draft)))
         return n, budget
 
-    def _draft(self, sequence: Sequence, budget: int) -> list[int]:
-        """The tokens the sequence drafts this step, within the step's budget, its
-        max_tokens and its lane's window (none while reasoning: a forced close would
-        leave drafted tokens sampled for a text that is not the reply's)."""
+    def _wanted(self, sequence: Sequence) -> int:
+        """How many tokens the sequence would draft this step (none while reasoning: a
+        forced close would leave drafted tokens sampled for a text that is not the
+        reply's)."""
         reasoning = sequence.reasoning
         if self._pool is None or (reasoning is not None and (reasoning.open or
                                                              reasoning.waiting)):
-            return []
+            return 0
+        return sequence.drafts.wanted()
+
+    def _draft(self, sequence: Sequence, budget: int, wanted: int, whole: bool) -> list[int]:
+        """The tokens the sequence drafts this step, within the step's budget, its
+        max_tokens and its lane's window. ``whole``: another sequence of the step drafts
+        ``DraftControl.MAX``; then this one drafts as many or none (a shorter draft would
+        cut the long one's rows into micro-batches of fewer rows: DraftControl)."""
         room = min(budget, sequence.request.max_tokens - sequence.generated - 1,
                    sequence.lane.window - sequence.position - 2)
-        if room <= 0:
-            return []
-        wanted = sequence.drafts.wanted()
-        if wanted <= 0:
+        if room <= 0 or wanted <= 0:
             return []
         if sequence.history is None:
             sequence.history = NgramIndex([*sequence.request.prompt, *sequence.reply])
-        return draft_for(sequence.history, self._pool, min(wanted, room))
+        limit = min(DraftControl.MAX if whole else wanted, room)
+        draft = draft_for(sequence.history, self._pool, limit)
+        return draft if not whole or len(draft) == limit else []
 
     def _verify(self, sequence: Sequence, row: int) -> None:
         """Sample the rows of a drafted step in order while the sampled token is the
