@@ -74,9 +74,10 @@ class Steps:
 
     def _draft(self, sequence: Sequence, budget: int, wanted: int, whole: bool) -> list[int]:
         """The tokens the sequence drafts this step, within the step's budget, its
-        max_tokens and its lane's window. ``whole``: another sequence of the step drafts
-        ``DraftControl.MAX``; then this one drafts as many or none (a shorter draft would
-        cut the long one's rows into micro-batches of fewer rows: DraftControl)."""
+        max_tokens and its lane's window. ``whole``: a sequence of the step (this one or
+        another) wants ``DraftControl.MAX``; then each that drafts drafts that many or none
+        (a shorter draft would cut a long one's rows into micro-batches of fewer rows, and
+        costs more a row: DraftControl)."""
         room = min(budget, sequence.request.max_tokens - sequence.generated - 1,
                    sequence.lane.window - sequence.position - 2)
         if room <= 0 or wanted <= 0:

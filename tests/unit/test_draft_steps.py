@@ -1,0 +1,47 @@
+"""How a step chooses each sequence's draft (steps.py): where one sequence would draft
+``DraftControl.MAX`` tokens, every drafting sequence drafts that many or none. No model:
+the choice reads only the sequence's tokens and limits."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+from b3os_infer.engine.llamacpp.drafting import DraftControl, SharedPool
+from b3os_infer.engine.llamacpp.steps import Steps
+
+COPY = [*range(1000, 1200), *range(1000, 1040)]    # a copy in progress, 160 tokens to go
+SHORT = [7, 8, 9, 50, 51, 52, 53, 7, 8, 9]         # a 3-token match: drafts 3 tokens
+
+
+def _sequence(tokens: list[int], max_tokens: int = 1000) -> Any:
+    return SimpleNamespace(request=SimpleNamespace(prompt=tokens, max_tokens=max_tokens),
+                           reply=[], generated=0, position=len(tokens), history=None,
+                           lane=SimpleNamespace(window=8192))
+
+
+def _steps() -> Steps:
+    return Steps(cast(Any, None), SharedPool(), lambda sequence: None)
+
+
+def test_without_a_whole_draft_in_the_step_a_short_match_drafts_what_it_matched() -> None:
+    assert _steps()._draft(_sequence(SHORT), 512, 8, whole=False) == [50, 51, 52]
+
+
+def test_beside_a_whole_draft_a_short_match_drafts_nothing() -> None:
+    assert _steps()._draft(_sequence(SHORT), 512, 8, whole=True) == []
+
+
+def test_beside_a_whole_draft_a_copy_drafts_max_tokens_whatever_its_own_length() -> None:
+    draft = _steps()._draft(_sequence(COPY), 512, 8, whole=True)
+    assert draft == list(range(1040, 1040 + DraftControl.MAX))
+
+
+def test_a_whole_draft_cut_by_max_tokens_is_still_drafted() -> None:
+    sequence = _sequence(COPY, max_tokens=11)     # room for 10 more tokens after this one
+    assert _steps()._draft(sequence, 512, DraftControl.MAX, whole=True) == \
+        list(range(1040, 1050))
+
+
+def test_a_sequence_that_wants_no_draft_gets_none_in_a_whole_step() -> None:
+    assert _steps()._draft(_sequence(COPY), 512, 0, whole=True) == []
