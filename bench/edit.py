@@ -6,9 +6,13 @@ change is the plainest case: almost every token of the reply is in the prompt. T
 that replaces it, so the expected reply is known exactly. Greedy (``temperature`` 0) on the
 OpenAI chat route, one stream at a time and then streams started together.
 
-Every reply is checked against the expected file (code fences and trailing whitespace
-aside): a reply that writes less, or changes anything else, fails, and its server's figures
-are shown as failed instead of counted (no one wins by writing less).
+Every reply is checked against the expected file (code fences, trailing whitespace and the
+number of blank lines in a row aside): a reply that writes less, or changes anything else,
+fails, and its server's figures are shown as failed instead of counted (no one wins by
+writing less). The subject has no module docstring, and its module-level function comes
+before its class: both packs leave out a module docstring when they copy a file, and the
+1.5B pack stops after the class, so a subject shaped otherwise measures how they forget,
+not how fast they copy.
 """
 
 from __future__ import annotations
@@ -40,14 +44,14 @@ class Change:
     new: str
 
 
-# at the top, in the middle and near the end of the file, so that every reply copies a
-# different amount before and after its change
+# near the top, in the middle and past it, so that every reply copies a different amount
+# before and after its change; each one is a change both packs make (of the lines tried, the
+# 0.5B pack copied most others unchanged, those near the end of the file included)
 CHANGES = (
     Change("MAX_ATTEMPTS = 4", "MAX_ATTEMPTS = 6"),
-    Change("return max(0.0, seconds)", "return min(MAX_DELAY, max(0.0, seconds))"),
-    Change("return sum(attempt.delay for attempt in self.attempts)",
-           "return round(sum(attempt.delay for attempt in self.attempts), 3)"),
-    Change("if number < MAX_ATTEMPTS:", "if number < MAX_ATTEMPTS and delay > 0:"),
+    Change('last = "no attempt"', 'last = "no attempt made"'),
+    Change("return ceiling * jitter()", "return ceiling * jitter() / 2"),
+    Change("for url in urls:", "for url in sorted(urls):"),
 )
 
 
@@ -76,19 +80,21 @@ def prompt(text: str, change: Change) -> list[dict[str, str]]:
 
 def normalise(text: str) -> list[str]:
     """The code of a reply: inside its first fenced block when it has one (a reply cut off
-    inside the block keeps what it wrote), without trailing whitespace or blank lines at
-    either end."""
+    inside the block keeps what it wrote), without trailing whitespace, with each run of
+    blank lines as one, and without blank lines at either end. One blank line for two is a
+    token of a reply's ~760, not a way to write less."""
     lines = text.splitlines()
     fences = [i for i, line in enumerate(lines) if line.strip().startswith("```")]
     if fences:
         end = fences[1] if len(fences) > 1 else len(lines)
         lines = lines[fences[0] + 1:end]
-    lines = [line.rstrip() for line in lines]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+    kept: list[str] = []
+    for line in (line.rstrip() for line in lines):
+        if line or (kept and kept[-1]):
+            kept.append(line)
+    while kept and not kept[-1]:
+        kept.pop()
+    return kept
 
 
 def verdict(reply: str, want: str) -> str:

@@ -1,9 +1,3 @@
-"""Retrying HTTP fetches with backoff: the file the `edit` scenario asks a model to edit.
-
-The benchmark sends this text as it is and asks for it back whole with one small change
-(bench/edit.py); it is ordinary code of the kind an agent rewrites, not used elsewhere.
-"""
-
 from __future__ import annotations
 
 import random
@@ -59,6 +53,17 @@ def backoff_delay(attempt: int, jitter: Callable[[], float] = random.random) -> 
     return ceiling * jitter()
 
 
+def fetch_all(fetcher: Fetcher, urls: list[str]) -> dict[str, Response | RetryError]:
+    """Each URL in turn; a URL that fails for good does not stop the others."""
+    results: dict[str, Response | RetryError] = {}
+    for url in urls:
+        try:
+            results[url] = fetcher.fetch(url)
+        except RetryError as error:
+            results[url] = error
+    return results
+
+
 @dataclass
 class Fetcher:
     send: Callable[[str], Response]
@@ -90,14 +95,3 @@ class Fetcher:
 
     def total_delay(self) -> float:
         return sum(attempt.delay for attempt in self.attempts)
-
-
-def fetch_all(fetcher: Fetcher, urls: list[str]) -> dict[str, Response | RetryError]:
-    """Each URL in turn; a URL that fails for good does not stop the others."""
-    results: dict[str, Response | RetryError] = {}
-    for url in urls:
-        try:
-            results[url] = fetcher.fetch(url)
-        except RetryError as error:
-            results[url] = error
-    return results

@@ -44,12 +44,22 @@ def test_a_fenced_reply_with_trailing_spaces_and_words_around_it_is_whole():
 def test_a_reply_that_writes_less_or_misses_the_change_fails():
     text = edit.subject()
     want = edit.expected(text, edit.CHANGES[0])
-    total = len(want.splitlines())
-    cut = "```python\n" + "\n".join(want.splitlines()[:40]) + "\n"   # stopped mid-file
+    total = len(edit.normalise(want))
+    cut = "```python\n" + "\n".join(edit.normalise(want)[:40]) + "\n"   # stopped mid-file
     assert edit.verdict(cut, want) == f"40 lines of {total}"
     unchanged = edit.verdict(f"```python\n{text}```", want)
-    changed_at = 1 + text.splitlines().index("MAX_ATTEMPTS = 4")
+    changed_at = 1 + edit.normalise(text).index("MAX_ATTEMPTS = 4")
     assert unchanged == f"differs at line {changed_at} of {total}"
+
+
+def test_one_blank_line_for_two_is_whole_but_a_missing_code_line_is_not():
+    want = edit.expected(edit.subject(), edit.CHANGES[0])
+    assert "\n\n\n" in want
+    assert edit.verdict(want.replace("\n\n\n", "\n\n"), want) == "whole"
+    lines = want.splitlines()
+    dropped = lines.index("MAX_ATTEMPTS = 6") + 1   # the line after the change
+    without = "\n".join(lines[:dropped] + lines[dropped + 1:]) + "\n"
+    assert edit.verdict(without, want).startswith(f"differs at line {dropped + 1} of ")
 
 
 def chat_stream(*chunks: dict[str, Any]) -> bytes:
