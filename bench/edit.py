@@ -221,8 +221,12 @@ async def measure(server: Server, runs: int = 3, streams: int = 4) -> Measured:
     """``runs`` changes one at a time, then ``streams`` changes together (each stream its
     own change where there are enough)."""
     measured = Measured()
+    # a connection per request: llama-server closes one left idle for a few seconds, and a
+    # pooled connection it has closed fails the next request ("disconnected without sending
+    # a response") while replies take half a minute each
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None),
-                                 limits=httpx.Limits(max_connections=16)) as client:
+                                 limits=httpx.Limits(max_connections=16,
+                                                     max_keepalive_connections=0)) as client:
         for run in range(runs):
             measured.single.append(await ask(client, server, CHANGES[run % len(CHANGES)]))
         measured.together = list(await asyncio.gather(*(
