@@ -14,7 +14,7 @@ import pytest
 from b3os_infer.config import EngineConfig, LlamacppModel
 from b3os_infer.core import ChatRequest, Message, Sampling, TextPart
 from b3os_infer.engine.base import Admitted, GenerationDone, GenerationRequest, TokenEvent
-from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings
+from b3os_infer.engine.llamacpp import LlamaCppEngine, LlamaCppSettings, contexts
 from b3os_infer.engine.llamacpp.disk_cache import MAGIC, _read_header
 from b3os_infer.engine.memory_plan import KvBudget
 from b3os_infer.node.cards import default_model_path
@@ -167,9 +167,23 @@ def test_gpu_layers_on_a_build_without_a_gpu_backend_serve_on_the_cpu_and_say_wh
     assert "gpu_layers = 20, but this llama.cpp build has no GPU backend" in caplog.text
 
 
-def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(caplog):
+def test_auto_flash_attention_is_off_on_the_cpus_short_lanes_and_on_past_8192(monkeypatch):
+    monkeypatch.setattr(contexts, "UNTILED_UP_TO", 4096)
+    chat = lanes_model()
+    try:
+        assert [lane.flash_attention for lane in llama(chat).lanes] == [False, True]
+    finally:
+        asyncio.run(chat.engine.close())
+
+
+@pytest.mark.parametrize("untiled_up_to", [8192, 4096], ids=["same V layout",
+                                                            "V transposed on the way"])
+def test_a_reply_that_outgrows_the_short_lane_moves_to_the_long_one_and_goes_on(
+        caplog, monkeypatch, untiled_up_to):
     """1,200 prompt tokens and max_tokens 1,500 start in a 2,304-token slot (the lane
-    leaves 1,024 tokens of room to answer); the reply crosses its end and continues."""
+    leaves 1,024 tokens of room to answer); the reply crosses its end and continues, also
+    into a long lane with flash attention from a short one without it."""
+    monkeypatch.setattr(contexts, "UNTILED_UP_TO", untiled_up_to)
     chat = lanes_model()
     tokens = prompt(chat, f"Copy this text. {DOCUMENT[:3900]}")
     assert 1000 < len(tokens) < 1270
@@ -222,6 +236,20 @@ def test_a_prefix_saved_with_another_kv_type_is_never_loaded(tmp_path):
     asyncio.run(run_once(tmp_path, tokens_of))
     other, stats = asyncio.run(run_once(tmp_path, tokens_of, kv_type="q8_0"))
     assert stats["disk_files"] == 0 and other is not None and other.cached_tokens == 0
+
+
+def test_a_prefix_saved_with_flash_attention_loads_into_a_lane_without_it_and_back(tmp_path):
+    """V is a row per cell with flash attention and transposed without it: the saved
+    state is rewritten for the lane that loads it."""
+    def tokens_of(chat: ChatModel) -> list[int]:
+        return prompt(chat, "Which clause mentions night 3?", system=DOCUMENT[:3000])
+
+    asyncio.run(run_once(tmp_path, tokens_of, flash_attention="on"))
+    without, stats = asyncio.run(run_once(tmp_path, tokens_of, flash_attention="off"))
+    assert stats["disk_files"] == 1
+    assert without is not None and without.cached_tokens == without.prompt_tokens - 1
+    again, _ = asyncio.run(run_once(tmp_path, tokens_of, flash_attention="on"))
+    assert again is not None and again.cached_tokens == again.prompt_tokens - 1
 
 
 def test_a_truncated_prefix_file_is_deleted_and_the_prompt_computed_again(tmp_path):

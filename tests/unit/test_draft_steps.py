@@ -1,6 +1,7 @@
-"""How a step chooses each sequence's draft (steps.py): where one sequence would draft
-``DraftControl.MAX`` tokens, every drafting sequence drafts that many or none. No model:
-the choice reads only the sequence's tokens and limits."""
+"""How a step chooses each sequence's draft (steps.py): in a lane with flash attention,
+where one sequence would draft ``DraftControl.MAX`` tokens, every drafting sequence drafts
+that many or none; without it each drafts its own length. No model: the choice reads only
+the sequence's tokens and limits."""
 
 from __future__ import annotations
 
@@ -18,6 +19,40 @@ def _sequence(tokens: list[int], max_tokens: int = 1000) -> Any:
     return SimpleNamespace(request=SimpleNamespace(prompt=tokens, max_tokens=max_tokens),
                            reply=[], generated=0, position=len(tokens), history=None,
                            lane=SimpleNamespace(window=8192))
+
+
+def _decoding(tokens: list[int], slot: int, length: int) -> Any:
+    """A sequence about to decode its next token, its draft length at ``length``."""
+    sequence = _sequence(tokens[:-1])   # its last token sampled, not yet in the KV
+    sequence.reply, sequence.feed = [tokens[-1]], [tokens[-1]]
+    sequence.draft, sequence.reasoning = [], None
+    sequence.slot = SimpleNamespace(index=slot, tokens=list(tokens[:-1]))
+    sequence.drafts = DraftControl(length=length)
+    return sequence
+
+
+def _lane(flash_attention: bool) -> Any:
+    rows = 600
+    batch = SimpleNamespace(token=[0] * rows, pos=[0] * rows, n_seq_id=[0] * rows,
+                            seq_id=[[0] for _ in range(rows)], logits=[False] * rows)
+    return SimpleNamespace(batch_tokens=512, flash_attention=flash_attention, batch=batch)
+
+
+def _drafts_of_a_step(flash_attention: bool) -> list[list[int]]:
+    """A copy wanting a whole draft and a short match, decoded in one step."""
+    copy, short = _decoding(COPY, 0, DraftControl.MAX), _decoding(SHORT, 1, 8)
+    outputs: list[Any] = []
+    _steps()._put_decoding(_lane(flash_attention), [copy, short], outputs)
+    return [copy.draft, short.draft]
+
+
+def test_with_flash_attention_a_short_match_beside_a_whole_draft_waits() -> None:
+    assert _drafts_of_a_step(True) == [list(range(1040, 1040 + DraftControl.MAX)), []]
+
+
+def test_without_flash_attention_each_sequence_drafts_its_own_length() -> None:
+    assert _drafts_of_a_step(False) == [list(range(1040, 1040 + DraftControl.MAX)),
+                                        [50, 51, 52]]
 
 
 def _steps() -> Steps:

@@ -78,14 +78,25 @@ def test_the_draft_length_doubles_while_drafts_are_accepted_whole_and_falls_afte
     control = DraftControl()
     lengths = []
     for _ in range(5):
-        lengths.append(control.wanted())
+        lengths.append(control.wanted(tiled=True))
         control.record(lengths[-1], lengths[-1])
     # 32 is past WHOLE_FROM: drafted as MAX (64 rows of one sequence: the tiled kernel)
     assert lengths == [8, 16, 64, 64, 64] and DraftControl.MAX == 64
     control.record(64, 5)
-    assert control.wanted() == 5
+    assert control.wanted(tiled=True) == 5
     control.record(5, 1)
-    assert control.wanted() == DraftControl.MIN
+    assert control.wanted(tiled=True) == DraftControl.MIN
+
+
+def test_without_flash_attention_the_length_is_drafted_as_it_is():
+    control = DraftControl()
+    lengths = []
+    for _ in range(5):
+        lengths.append(control.wanted(tiled=False))
+        control.record(lengths[-1], lengths[-1])
+    assert lengths == [8, 16, 32, 64, 64]
+    control.record(64, DraftControl.WHOLE_FROM)
+    assert control.wanted(tiled=False) == DraftControl.WHOLE_FROM
 
 
 def test_a_draft_falling_to_a_length_past_whole_from_is_drafted_whole():
@@ -93,21 +104,21 @@ def test_a_draft_falling_to_a_length_past_whole_from_is_drafted_whole():
     control.record(8, 8)
     control.record(16, 16)
     control.record(64, DraftControl.WHOLE_FROM)
-    assert control.wanted() == DraftControl.MAX
+    assert control.wanted(tiled=True) == DraftControl.MAX
     control.record(64, DraftControl.WHOLE_FROM - 1)
-    assert control.wanted() == DraftControl.WHOLE_FROM - 1
+    assert control.wanted(tiled=True) == DraftControl.WHOLE_FROM - 1
 
 
 def test_drafts_that_keep_failing_pause_drafting_and_the_pause_grows():
     control = DraftControl()
     for _ in range(DraftControl.PATIENCE):
-        control.record(control.wanted(), 0)
-    paused = [control.wanted() for _ in range(DraftControl.FIRST_PAUSE)]
+        control.record(control.wanted(tiled=True), 0)
+    paused = [control.wanted(tiled=True) for _ in range(DraftControl.FIRST_PAUSE)]
     assert paused == [0] * DraftControl.FIRST_PAUSE
-    assert control.wanted() > 0
+    assert control.wanted(tiled=True) > 0
     for _ in range(DraftControl.PATIENCE):
         control.record(2, 0)
-    assert [control.wanted() for _ in range(2 * DraftControl.FIRST_PAUSE)] == \
+    assert [control.wanted(tiled=True) for _ in range(2 * DraftControl.FIRST_PAUSE)] == \
         [0] * (2 * DraftControl.FIRST_PAUSE)
-    assert control.wanted() > 0
+    assert control.wanted(tiled=True) > 0
     assert (control.drafted, control.accepted) == (8 + 2 + 2 + 6, 0)

@@ -60,3 +60,16 @@ def test_wrong_accelerator_settings_are_refused_with_the_key_named(tmp_path):
 
 def test_an_unknown_engine_key_is_refused_with_its_name(tmp_path):
     refused(tmp_path, "n_gpu_layers = 10\n", r"\[engine\]: unknown key 'n_gpu_layers'")
+
+
+def test_flash_attention_takes_auto_on_or_off(tmp_path):
+    assert EngineConfig().flash_attention == "auto"
+    assert engine_from(tmp_path, 'flash_attention = "off"\n').flash_attention == "off"
+    refused(tmp_path, 'flash_attention = "yes"\n',
+            r"flash_attention should be one of auto, on, off")
+
+
+def test_flash_attention_off_with_a_quantized_kv_is_refused(tmp_path):
+    refused(tmp_path, 'flash_attention = "off"\nkv_type = "q8_0"\n',
+            r'kv_type = "q8_0" needs flash attention')
+    assert engine_from(tmp_path, 'kv_type = "q8_0"\n').flash_attention == "auto"

@@ -13,6 +13,8 @@ from ..engine.kv_cache import DEFAULT_KV_TYPE, KV_TYPES
 from ..engine.memory_plan import DEFAULT_KV_SHARE, KvBudget, parse_share
 from .section import Section, one_of
 
+FLASH_ATTENTION = ("auto", "on", "off")
+
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 BATCH_DAY_SECONDS = 24 * 3600
 SEARCH_BACKENDS = ("searxng",)
@@ -41,6 +43,9 @@ class EngineConfig(Section):
     kv_type: Annotated[str, one_of(KV_TYPES)] = Field(
         default=DEFAULT_KV_TYPE, description="the KV cache's number type: "
         + " or ".join(KV_TYPES))
+    flash_attention: Annotated[str, one_of(FLASH_ATTENTION)] = Field(
+        default="auto", description="llama.cpp's flash attention: on, off, or auto (off on "
+        "the CPU's lanes of up to 8,192 tokens with an f16 KV, on elsewhere)")
     kv_memory: str | None = Field(default=None, description="the KV memory of a chat model, all "
                                   "its lanes together, as a share of the memory beyond the "
                                   f"weights (unset: {DEFAULT_KV_SHARE:.0%})")
@@ -89,6 +94,9 @@ class EngineConfig(Section):
     def _one_of_each_pair(self) -> EngineConfig:
         if self.kv_memory is not None and self.kv_memory_mib is not None:
             raise ValueError("use either kv_memory or kv_memory_mib, not both")
+        if self.flash_attention == "off" and self.kv_type != "f16":
+            raise ValueError(f"kv_type = \"{self.kv_type}\" needs flash attention: use "
+                             "flash_attention = \"auto\" or \"on\", or kv_type = \"f16\"")
         if self.tensor_split and self.main_gpu is not None:
             raise ValueError("use either main_gpu (the whole model on one GPU) or "
                              "tensor_split (the layers spread over GPUs), not both")

@@ -19,6 +19,8 @@ from .settings import LlamaCppSettings
 log = logging.getLogger("b3os_infer.engine.llamacpp")
 
 KV_TYPES = {"f16": ll.GGML_TYPE_F16, "q8_0": ll.GGML_TYPE_Q8_0}
+# the longest lane window served without flash attention on the CPU (flash_attention)
+UNTILED_UP_TO = 8192
 
 
 def plan_kv(settings: LlamaCppSettings, model: Model, memory: int, device: str) -> KvPlan:
@@ -38,14 +40,33 @@ def plan_kv(settings: LlamaCppSettings, model: Model, memory: int, device: str) 
     return plan
 
 
-def open_lanes(settings: LlamaCppSettings, model: Model, plan: KvPlan) -> list[Lane]:
+def open_lanes(settings: LlamaCppSettings, model: Model, plan: KvPlan,
+               device: str) -> list[Lane]:
     """A context for each lane of the plan, shortest window first."""
-    return [Lane(number, new_context(settings, model, lane, plan.window), lane,
-                 settings.batch_tokens)
-            for number, lane in enumerate(plan.lanes)]
+    lanes = []
+    for number, lane in enumerate(plan.lanes):
+        flash = flash_attention(settings, lane.window, device)
+        ctx = new_context(settings, model, lane, plan.window, flash)
+        lanes.append(Lane(number, ctx, lane, settings.batch_tokens, flash))
+    return lanes
 
 
-def new_context(settings: LlamaCppSettings, model: Model, lane: LanePlan, window: int) -> Any:
+def flash_attention(settings: LlamaCppSettings, window: int, device: str) -> bool:
+    """Whether a lane of this window computes attention with llama.cpp's flash attention.
+
+    ``"auto"``: yes on a GPU, with a quantized V (which needs it) and on a lane of more
+    than ``UNTILED_UP_TO`` tokens; no on the CPU's shorter lanes. On the CPU it is the
+    faster prefill (its tiled kernel) but the slower decode and the slower short draft
+    (fewer than 64 rows of a sequence go through it one at a time): docs/engine.md has
+    the figures. A long lane is where a cold agent prompt is prefilled; a short one
+    mostly decodes."""
+    if settings.flash_attention != "auto":
+        return settings.flash_attention == "on"
+    return device != "cpu" or settings.kv_type != "f16" or window > UNTILED_UP_TO
+
+
+def new_context(settings: LlamaCppSettings, model: Model, lane: LanePlan, window: int,
+                flash: bool) -> Any:
     """One KV stream per slot of the lane, each holding the lane's window.
 
     Separate streams keep each sequence's attention to its own cells, laid out by its
@@ -65,8 +86,8 @@ def new_context(settings: LlamaCppSettings, model: Model, lane: LanePlan, window
         params.rope_freq_scale = trained / window
         params.yarn_orig_ctx = trained
     params.type_k = params.type_v = KV_TYPES[settings.kv_type]
-    # flash attention: a quantized V cache needs it, and f16 has its fast paths in it
-    params.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED
+    params.flash_attn_type = (ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash
+                              else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED)
     params.no_perf = True
     ctx = ll.llama_init_from_model(model.handle, params)
     if not ctx:

@@ -113,12 +113,14 @@ class DraftControl:
     """How many tokens one sequence drafts next, from how its drafts fared.
 
     ``length`` doubles after a draft accepted whole and falls to what was accepted (at
-    least ``MIN``) after one that was not. A length of ``WHOLE_FROM`` or more drafts
-    ``MAX`` tokens: llama.cpp's CPU flash attention takes 64 or more rows of one sequence
-    through its tiled kernel and fewer one row at a time, so a step of 65 rows (the
-    sequence's token, a 64-token draft) costs less than one of 40 (docs/engine.md has the
-    figures); 64 drafted rows also stay 64 when llama.cpp splits the sequence's first row
-    into a micro-batch with the other sequences' single rows. After ``PATIENCE`` drafts in
+    least ``MIN``) after one that was not. In a lane with flash attention (``tiled``), a
+    length of ``WHOLE_FROM`` or more drafts ``MAX`` tokens: llama.cpp's CPU flash
+    attention takes 64 or more rows of one sequence through its tiled kernel and fewer one
+    row at a time, so a step of 65 rows (the sequence's token, a 64-token draft) costs less
+    than one of 40 (docs/engine.md has the figures); 64 drafted rows also stay 64 when
+    llama.cpp splits the sequence's first row into a micro-batch with the other sequences'
+    single rows. Without flash attention a step costs about the same per row whatever
+    its rows, and the length is drafted as it is. After ``PATIENCE`` drafts in
     a row with nothing accepted, drafting pauses for ``pause`` steps, a pause that doubles
     each time it recurs (up to ``MAX_PAUSE``) and resets with the next accepted draft."""
 
@@ -136,12 +138,12 @@ class DraftControl:
     drafted: int = 0
     accepted: int = 0
 
-    def wanted(self) -> int:
+    def wanted(self, *, tiled: bool) -> int:
         """Tokens to draft this step (0: none)."""
         if self.resting > 0:
             self.resting -= 1
             return 0
-        return self.MAX if self.length >= self.WHOLE_FROM else self.length
+        return self.MAX if tiled and self.length >= self.WHOLE_FROM else self.length
 
     def record(self, drafted: int, accepted: int) -> None:
         self.drafted += drafted

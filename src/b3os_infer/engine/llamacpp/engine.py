@@ -44,7 +44,7 @@ class LlamaCppEngine:
         self.model = Model(settings.model_path, self._model_params.params)
         self.trained_window = self.model.trained_window
         self.plan = plan_kv(settings, self.model, memory, self.device)
-        self.lanes: list[Lane] = open_lanes(settings, self.model, self.plan)
+        self.lanes: list[Lane] = open_lanes(settings, self.model, self.plan, self.device)
         self._disk = open_disk_cache(settings, self.plan.window, self.trained_window)
         self.info = EngineInfo(
             context_window=self.plan.window,

@@ -19,6 +19,7 @@ import llama_cpp as ll
 from ..kv_cache import LanePlan
 from .prefix import Tokens, common_prefix, token_array
 from .seq_state import restream
+from .v_layout import relayout
 
 # a reply is given at least this much room (or its max_tokens, if less) when a lane is chosen
 ANSWER_ROOM = 1024
@@ -71,9 +72,13 @@ def pick_slot(slots: list[Slot], prompt: list[int], min_copy: int) -> Seat:
 class Lane:
     """One llama.cpp context: ``plan.slots`` slots of ``plan.window`` tokens each."""
 
-    def __init__(self, number: int, ctx: Any, plan: LanePlan, batch_tokens: int) -> None:
+    def __init__(self, number: int, ctx: Any, plan: LanePlan, batch_tokens: int,
+                 flash_attention: bool) -> None:
         self.number = number
         self.ctx = ctx
+        # with it V is a row per cell, without it transposed (v_layout.py); and only with
+        # it does a drafted step cost less a row from 64 rows of a sequence (steps.py)
+        self.flash_attention = flash_attention
         self.memory = ll.llama_get_memory(ctx)
         self.window = plan.window
         self.batch_tokens = batch_tokens
@@ -113,6 +118,8 @@ class Lane:
         slot empty, if it does not fit or llama.cpp refuses it."""
         self.forget(slot)
         state = restream(saved, len(self.slots))
+        if state is not None:
+            state = relayout(state, transposed=not self.flash_attention)
         if state is None or len(tokens) > self.window:
             return False
         buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)

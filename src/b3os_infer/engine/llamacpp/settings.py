@@ -18,6 +18,8 @@ class LlamaCppSettings:
     batch_tokens: int = 512
     context_window: int | None = None
     kv_type: str = DEFAULT_KV_TYPE
+    # llama.cpp's flash attention: "on", "off", or "auto" (contexts.flash_attention)
+    flash_attention: str = "auto"
     # the KV of every lane together (memory_plan.py), and the slots that hold a whole
     # window (kv_cache.py); memory_bytes: the memory available (None: read it)
     kv_budget: KvBudget = field(default_factory=KvBudget)

@@ -51,8 +51,9 @@ class Steps:
         """Each decoding sequence's one token and its draft into the batch; the drafts
         come out of the step's token budget. Returns the rows used and the budget left."""
         decoding = [sequence for sequence in members if len(sequence.feed) == 1]
-        wanted = [self._wanted(sequence) for sequence in decoding]
-        whole = any(length >= DraftControl.MAX for length in wanted)
+        tiled = lane.flash_attention
+        wanted = [self._wanted(sequence, tiled) for sequence in decoding]
+        whole = tiled and any(length >= DraftControl.MAX for length in wanted)
         n = 0
         budget = lane.batch_tokens
         for sequence, length in zip(decoding, wanted, strict=True):
@@ -62,22 +63,22 @@ class Steps:
             outputs.append((sequence, n - 1 - len(sequence.draft)))
         return n, budget
 
-    def _wanted(self, sequence: Sequence) -> int:
+    def _wanted(self, sequence: Sequence, tiled: bool) -> int:
         """How many tokens the sequence would draft this step (none while reasoning: a
         forced close would leave drafted tokens sampled for a text that is not the
-        reply's)."""
+        reply's); ``tiled``: its lane's flash attention makes 64 rows cheaper a row."""
         reasoning = sequence.reasoning
         if self._pool is None or (reasoning is not None and (reasoning.open or
                                                              reasoning.waiting)):
             return 0
-        return sequence.drafts.wanted()
+        return sequence.drafts.wanted(tiled=tiled)
 
     def _draft(self, sequence: Sequence, budget: int, wanted: int, whole: bool) -> list[int]:
         """The tokens the sequence drafts this step, within the step's budget, its
-        max_tokens and its lane's window. ``whole``: a sequence of the step (this one or
-        another) wants ``DraftControl.MAX``; then each that drafts drafts that many or none
-        (a shorter draft would cut a long one's rows into micro-batches of fewer rows, and
-        costs more a row: DraftControl)."""
+        max_tokens and its lane's window. ``whole``: in a lane with flash attention, a
+        sequence of the step (this one or another) wants ``DraftControl.MAX``; then each
+        that drafts drafts that many or none (a shorter draft would cut a long one's rows
+        into micro-batches of fewer rows, and costs more a row: DraftControl)."""
         room = min(budget, sequence.request.max_tokens - sequence.generated - 1,
                    sequence.lane.window - sequence.position - 2)
         if room <= 0 or wanted <= 0:
