@@ -118,8 +118,8 @@ class Lane:
         slot empty, if it does not fit or llama.cpp refuses it."""
         self.forget(slot)
         state = restream(saved, len(self.slots))
-        if state is not None:
-            state = relayout(state, transposed=not self.flash_attention)
+        if state is not None:   # one it cannot read goes to llama.cpp as it is
+            state = relayout(state, transposed=not self.flash_attention) or state
         if state is None or len(tokens) > self.window:
             return False
         buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)

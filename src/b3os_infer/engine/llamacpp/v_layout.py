@@ -10,7 +10,8 @@ K (type i32, row bytes u64, a row per cell); then per layer V: as K when not tra
 else type (i32), element bytes (u32), elements per cell (u32) and a row of cells per
 element. Only f16 and f32 V can be transposed. (Read from src/llama-kv-cache.cpp of the
 llama.cpp vendored in llama-cpp-python 0.3.36; a state of another shape, such as one whose
-cells carry more than this, is left alone and llama.cpp then refuses it.)
+cells carry more than this, is not rewritten: llama.cpp loads it only if its layout is
+the context's.)
 """
 
 from __future__ import annotations
