@@ -26,9 +26,12 @@ def v_by_cell(layer: int) -> list[list[int]]:
     return [[100 * layer + 10 * cell + e for e in range(WIDTH)] for cell in range(CELLS)]
 
 
-def state(transposed: bool, v_type: int = F16, streams: int = 2) -> bytearray:
-    """One sequence in the last of ``streams`` streams, two layers."""
-    cells = b"".join(pack("iIi", position, 1, 5) for position in range(CELLS))
+def state(transposed: bool, v_type: int = F16, streams: int = 2,
+          ids: tuple[int, ...] = (5,)) -> bytearray:
+    """One sequence in the last of ``streams`` streams, two layers; the first cell
+    carries the sequence ids ``ids``, the other one id."""
+    cells = pack("iI", 0, len(ids)) + pack(f"{len(ids)}i", *ids) + b"".join(
+        pack("iIi", position, 1, 5) for position in range(1, CELLS))
     v = b""
     for layer in range(2):
         grid = v_by_cell(layer)
@@ -48,6 +51,11 @@ def test_v_a_row_per_cell_is_transposed_to_a_row_per_element_and_k_is_kept():
 
 def test_transposed_v_goes_back_to_a_row_per_cell():
     assert relayout(state(transposed=True), transposed=False) == state(transposed=False)
+
+
+def test_a_cell_of_several_sequence_ids_is_read_past_and_rewritten():
+    shared = state(transposed=False, ids=(5, 6, 7))
+    assert relayout(shared, transposed=True) == state(transposed=True, ids=(5, 6, 7))
 
 
 def test_a_sequence_in_the_first_of_several_streams_is_rewritten_too():

@@ -21,16 +21,13 @@ MAGIC = 0xAF143CD8
 _PREFIX = 8   # the magic and the sequence id the state was taken from
 
 
-def restream(state: bytes | bytearray, streams: int) -> bytearray | None:
-    """The state rewritten for a context of ``streams`` KV streams (a bytearray state that
-    already has that many is returned as it is); None when it is not one sequence's state
-    in one stream (nothing to move, or not this layout). A state runs to hundreds of MB and
-    this runs on the scheduler thread: the cells are copied once."""
-    if len(state) < _PREFIX + _U32.size or streams < 1 or _U32.unpack_from(state)[0] != MAGIC:
+def sequence_span(state: bytes | bytearray | memoryview) -> tuple[int, int, int] | None:
+    """Where the one sequence's stream lies in ``state``: the stream count, the offset of
+    that stream's cell count and the end of its cells (the empty streams' zero counts
+    around it excluded); None when the state is not one sequence in one stream."""
+    if len(state) < _PREFIX + _U32.size or _U32.unpack_from(state)[0] != MAGIC:
         return None
     (count,) = _U32.unpack_from(state, _PREFIX)
-    if count == streams:
-        return state if isinstance(state, bytearray) else bytearray(state)
     head = _PREFIX + _U32.size
     leading = 0
     while leading < count and state[head + 4 * leading:head + 4 * leading + 4] == _EMPTY:
@@ -38,11 +35,25 @@ def restream(state: bytes | bytearray, streams: int) -> bytearray | None:
     trailing = count - leading - 1
     if trailing < 0:
         return None   # every stream empty
+    start = head + 4 * leading
     end = len(state) - 4 * trailing
-    if end <= head + 4 * leading + 4 or any(
+    if end <= start + 4 or any(
             state[end + 4 * i:end + 4 * i + 4] != _EMPTY for i in range(trailing)):
         return None
-    start = head + 4 * leading   # the one stream's cell count, then its cells
+    return count, start, end
+
+
+def restream(state: bytes | bytearray, streams: int) -> bytearray | None:
+    """The state rewritten for a context of ``streams`` KV streams (a bytearray state that
+    already has that many is returned as it is); None when it is not one sequence's state
+    in one stream (nothing to move, or not this layout). A state runs to hundreds of MB and
+    this runs on the scheduler thread: the cells are copied once."""
+    span = sequence_span(state) if streams >= 1 else None
+    if span is None:
+        return None
+    count, start, end = span
+    if count == streams:
+        return state if isinstance(state, bytearray) else bytearray(state)
     moved = bytearray(state[:_PREFIX])
     moved += _U32.pack(streams) + _EMPTY * (streams - 1)
     moved += memoryview(state)[start:end]

@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from .seq_state import sequence_span
+
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _ELEMENT: dict[int, np.dtype[Any]] = {0: np.dtype("<u4"), 1: np.dtype("<u2")}  # F32, F16
-_STREAMS_AT = 8   # after the magic and the sequence id
 
 
 class _Unreadable(Exception):
@@ -60,20 +61,13 @@ def relayout(state: bytearray, transposed: bool) -> bytearray | None:
 
 
 def _relayout(data: memoryview, state: bytearray, transposed: bool) -> bytearray:
-    head = _Reader(data, _STREAMS_AT, len(data))
-    streams = head.u32()
-    leading = 0   # empty streams before the sequence's: a zero count each
-    while leading < streams and head.u32() == 0:
-        leading += 1
-    if leading == streams:
+    span = sequence_span(data)
+    if span is None:
         raise _Unreadable
-    end = len(data) - 4 * (streams - leading - 1)   # and the empty ones after it
-    reader = _Reader(data, head.at - 4, end)
+    _, start, end = span
+    reader = _Reader(data, start, end)
     cells = reader.u32()
-    for _ in range(cells):
-        reader.i32()
-        reader.take(4 * reader.u32())
-    flag_at = reader.at
+    flag_at = _skip_cells(reader, cells)
     v_trans, layers = reader.u32(), reader.u32()
     if v_trans not in (0, 1):
         raise _Unreadable
@@ -90,6 +84,21 @@ def _relayout(data: memoryview, state: bytearray, transposed: bool) -> bytearray
     out = bytearray(data[:flag_at])
     out += _U32.pack(int(transposed)) + data[flag_at + 4:k_end] + values + data[end:]
     return out
+
+
+def _skip_cells(reader: _Reader, cells: int) -> int:
+    """Past the cells' positions and sequence ids; where that ends. Cells of one
+    sequence id each (what a sequence's own state holds) are checked at once."""
+    block = 12 * cells
+    if reader.at + block <= reader.end:
+        counts = np.frombuffer(reader.data[reader.at:reader.at + block], "<u4")[1::3]
+        if bool(np.all(counts == 1)):
+            reader.take(block)
+            return reader.at
+    for _ in range(cells):   # some cell with another count: walk them one by one
+        reader.i32()
+        reader.take(4 * reader.u32())
+    return reader.at
 
 
 def _v_block(reader: _Reader, cells: int, transposed: bool) -> bytes:
