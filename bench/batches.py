@@ -183,6 +183,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=REQUESTS,
                         help="requests in the batch")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--engine", action="append", default=[], metavar="LINE",
+                        help='a line for the config\'s [engine] section, such as '
+                             '\'flash_attention = "on"\' (repeatable)')
     args = parser.parse_args()
     with ExitStack() as stack:
         home = None
@@ -194,7 +197,7 @@ def main() -> None:
         setup = Setup(model_path=str(model), threads=args.threads,
                       context_window=DEFAULT_MODEL_WINDOW, parallel=EngineConfig().parallel)
         server = stack.enter_context(ours(setup, Path("bench-servers.log"), home=home,
-                                          pack=args.pack))
+                                          pack=args.pack, engine=tuple(args.engine)))
         results = asyncio.run(measure_batches(server, args.runs, args.requests))
     print(markdown(results))
     print(summary(results))

@@ -1,7 +1,8 @@
 """How a step chooses each sequence's draft (steps.py): in a lane with flash attention,
 where one sequence would draft ``DraftControl.MAX`` tokens, every drafting sequence drafts
-that many or none; without it each drafts its own length. No model: the choice reads only
-the sequence's tokens and limits."""
+that many or none; without it each drafts its own length; a background sequence drafts
+only a copy in progress. No model: the choice reads only the sequence's tokens, class and
+limits."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ COPY = [*range(1000, 1200), *range(1000, 1040)]    # a copy in progress, 160 tok
 SHORT = [7, 8, 9, 50, 51, 52, 53, 7, 8, 9]         # a 3-token match: drafts 3 tokens
 
 
-def _sequence(tokens: list[int], max_tokens: int = 1000) -> Any:
-    return SimpleNamespace(request=SimpleNamespace(prompt=tokens, max_tokens=max_tokens),
+def _sequence(tokens: list[int], max_tokens: int = 1000,
+              priority: str = "interactive") -> Any:
+    return SimpleNamespace(request=SimpleNamespace(prompt=tokens, max_tokens=max_tokens,
+                                                   priority=priority),
                            reply=[], generated=0, position=len(tokens), history=None,
                            lane=SimpleNamespace(window=8192))
 
@@ -61,6 +64,13 @@ def _steps() -> Steps:
 
 def test_without_a_whole_draft_in_the_step_a_short_match_drafts_what_it_matched() -> None:
     assert _steps()._draft(_sequence(SHORT), 512, 8, whole=False) == [50, 51, 52]
+
+
+def test_a_background_sequence_drafts_a_copy_but_not_a_short_match() -> None:
+    steps = _steps()
+    assert steps._draft(_sequence(SHORT, priority="background"), 512, 8, whole=False) == []
+    assert steps._draft(_sequence(COPY, priority="background"), 512, 8, whole=False) == \
+        list(range(1040, 1048))
 
 
 def test_beside_a_whole_draft_a_short_match_drafts_nothing() -> None:

@@ -37,6 +37,14 @@ def test_a_match_reaching_back_the_whole_reach_drafts_as_far_as_the_limit_allows
     assert draft_for(history, None, 100) == long_file[REACH:REACH + 100]
 
 
+def test_copies_only_drafts_a_copy_in_progress_and_nothing_for_a_short_match():
+    long_file = list(range(1000, 1200))
+    copying = NgramIndex([1, *long_file, 2, *long_file[:REACH]])
+    assert draft_for(copying, None, 8, copies_only=True) == long_file[REACH:REACH + 8]
+    assert draft_for(NgramIndex([1, 2, 3, *FILE, 9, 1, 2, 3]), None, 16,
+                     copies_only=True) == []
+
+
 def test_the_n_gram_that_ends_the_sequence_is_no_draft_of_itself():
     assert draft_for(NgramIndex([1, 2, 3, 4, 5]), None, 4) == []
 

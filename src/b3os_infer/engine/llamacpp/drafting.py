@@ -163,11 +163,13 @@ class DraftControl:
             self.failures = 0
 
 
-def draft_for(history: NgramIndex, pool: SharedPool | None, limit: int) -> list[int]:
+def draft_for(history: NgramIndex, pool: SharedPool | None, limit: int, *,
+              copies_only: bool = False) -> list[int]:
     """The draft for a sequence whose tokens so far are ``history``: its own n-grams
     first, then the pool's. A short match drafts at most as many tokens as it matched
-    (a chance repeat of a few tokens rarely goes on for long); one that reaches ``REACH``
-    back is a copy in progress and drafts what ``limit`` allows."""
+    (a chance repeat of a few tokens rarely goes on for long), or nothing with
+    ``copies_only``; one that reaches ``REACH`` back is a copy in progress and drafts what
+    ``limit`` allows."""
     tail = history.tokens[-REACH:]
     found = history.continuation(tail, limit)
     if found is None and pool is not None:
@@ -176,4 +178,6 @@ def draft_for(history: NgramIndex, pool: SharedPool | None, limit: int) -> list[
         return []
     if found.matched >= REACH:
         return found.tokens
+    if copies_only:
+        return []
     return found.tokens[:max(found.matched, KEY)]

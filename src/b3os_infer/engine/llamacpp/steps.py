@@ -11,7 +11,7 @@ import llama_cpp as ll
 
 from .drafting import DraftControl, NgramIndex, SharedPool, draft_for
 from .lanes import Lane
-from .precedence import PromptBudget
+from .precedence import PromptBudget, is_interactive
 from .sampling import Replies
 from .sequence import Sequence
 
@@ -86,7 +86,8 @@ class Steps:
         if sequence.history is None:
             sequence.history = NgramIndex([*sequence.request.prompt, *sequence.reply])
         limit = min(DraftControl.MAX if whole else wanted, room)
-        draft = draft_for(sequence.history, self._pool, limit)
+        draft = draft_for(sequence.history, self._pool, limit,
+                          copies_only=not is_interactive(sequence))
         return draft if not whole or len(draft) == limit else []
 
     def _verify(self, sequence: Sequence, row: int) -> None:
