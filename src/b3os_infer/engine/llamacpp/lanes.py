@@ -117,11 +117,13 @@ class Lane:
         """Put a saved state (of this lane or another) into the free slot; False, and the
         slot empty, if it does not fit or llama.cpp refuses it."""
         self.forget(slot)
-        state = restream(saved, len(self.slots))
-        if state is not None:   # one it cannot read goes to llama.cpp as it is
-            state = relayout(state, transposed=not self.flash_attention) or state
-        if state is None or len(tokens) > self.window:
+        if len(tokens) > self.window:   # before any copy of a state of hundreds of MB
             return False
+        state = restream(saved, len(self.slots))
+        if state is None:
+            return False
+        # one it cannot read goes to llama.cpp as it is
+        state = relayout(state, transposed=not self.flash_attention) or state
         buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)
         loaded = ll.llama_state_seq_set_data(self.ctx, buffer, len(state), slot.index)
         del buffer
