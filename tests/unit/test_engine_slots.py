@@ -15,13 +15,13 @@ def test_the_free_slot_with_the_longest_shared_prefix_is_reused():
     assert (seat.slot.index, seat.shared, seat.source) == (1, 4, None)
 
 
-def test_a_running_sequence_with_a_much_longer_prefix_is_copied_into_the_oldest_free_slot():
-    # no free slot neighbours the busy one (slot 1 is not in this lane's list)
-    slots = [slot(0, [1, 2, 3, 4, 5, 6], busy=True), slot(2, [1], used=5.0),
-             slot(3, [8], used=1.0)]
+def test_a_much_longer_running_prefix_is_copied_into_the_oldest_free_slot_beside_a_busy_one():
+    # slots 0 and 2 neighbour the busy slot 1; of those, 2 is the least recently used
+    slots = [slot(0, [1], used=5.0), slot(1, [1, 2, 3, 4, 5, 6], busy=True),
+             slot(2, [8], used=1.0), slot(3, [9], used=0.5)]
     seat = pick_slot(slots, [1, 2, 3, 4, 5, 6, 7], min_copy=2)
-    assert seat.source is slots[0]
-    assert (seat.slot.index, seat.shared) == (3, 6)
+    assert seat.source is slots[1]
+    assert (seat.slot.index, seat.shared) == (2, 6)
 
 
 def test_a_copy_goes_into_a_free_slot_next_to_a_busy_one_before_an_older_one():

@@ -54,8 +54,8 @@ def pick_slot(slots: list[Slot], prompt: list[int], min_copy: int) -> Seat:
     then the least recently used.
 
     When a running sequence shares a prefix longer by at least ``min_copy`` tokens, its
-    KV is copied instead, into a free slot next to a busy one, else the least recently
-    used: that slot's own cache is the one worth least.
+    KV is copied instead, into a free slot next to a busy one (of those, the least
+    recently used: that slot's own cache is the one worth least).
 
     Why neighbours: each slot is a KV stream of its own, and llama.cpp decodes the rows of
     several streams together only when their slots follow one another (sequence ids
