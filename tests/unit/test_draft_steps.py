@@ -90,17 +90,3 @@ def test_a_whole_draft_cut_by_max_tokens_is_still_drafted() -> None:
 
 def test_a_sequence_that_wants_no_draft_gets_none_in_a_whole_step() -> None:
     assert _steps()._draft(_sequence(COPY), 512, 0, whole=True) == []
-
-
-def test_decoding_rows_go_into_the_batch_in_slot_order_whatever_the_members_order() -> None:
-    # llama.cpp takes several KV streams into one micro-batch only where the sequence ids
-    # rise by one along the batch; the members come interactive first, not in slot order
-    later, earlier = _decoding(SHORT, 3, 8), _decoding(COPY, 2, 8)
-    lane = _lane(False)
-    outputs: list[Any] = []
-    rows, _ = _steps()._put_decoding(lane, [later, earlier], outputs)
-    assert (len(earlier.draft), len(later.draft)) == (8, 3)
-    assert [lane.batch.seq_id[row][0] for row in range(rows)] == [2] * 9 + [3] * 4
-    # each sequence's logits row is its own last fed token, before its draft
-    assert [(sequence, row) for sequence, row in outputs] == [(earlier, 0), (later, 9)]
-    assert lane.batch.token[0] == COPY[-1] and lane.batch.token[9] == SHORT[-1]

@@ -50,34 +50,23 @@ class Seat:
 
 
 def pick_slot(slots: list[Slot], prompt: list[int], min_copy: int) -> Seat:
-    """The free slot sharing the longest prefix; among equals, one next to a busy slot,
-    then the least recently used.
+    """The free slot sharing the longest prefix (among equals, the least recently used).
 
     When a running sequence shares a prefix longer by at least ``min_copy`` tokens, its
-    KV is copied instead, into a free slot next to a busy one (of those, the least
-    recently used: that slot's own cache is the one worth least).
-
-    Why neighbours: each slot is a KV stream of its own, and llama.cpp decodes the rows of
-    several streams together only when their slots follow one another (sequence ids
-    rising by one); sequences with a free slot between them go in separate micro-batches
-    of the step, each reading the weights again."""
+    KV is copied instead, into the least recently used free slot: that slot's own cache
+    is the one worth least.
+    """
     free = [slot for slot in slots if not slot.busy]
-    busy = {slot.index for slot in slots if slot.busy}
     wanted = token_array(prompt)   # converted once, compared with every slot
-    scored = [(slot.common_prefix(wanted), _next_to(slot, busy), -slot.last_used, slot)
-              for slot in free]
-    shared, _, _, slot = max(scored, key=lambda item: item[:3])
+    scored = [(slot.common_prefix(wanted), -slot.last_used, slot) for slot in free]
+    shared, _, slot = max(scored, key=lambda item: item[:2])
     running = [(other.common_prefix(wanted), other) for other in slots if other.busy]
     if running:
         longest, source = max(running, key=lambda item: item[0])
         if longest >= shared + min_copy:
-            target = max(free, key=lambda other: (_next_to(other, busy), -other.last_used))
-            return Seat(target, longest, source)
+            oldest = min(free, key=lambda other: other.last_used)
+            return Seat(oldest, longest, source)
     return Seat(slot, shared)
-
-
-def _next_to(slot: Slot, busy: set[int]) -> bool:
-    return slot.index - 1 in busy or slot.index + 1 in busy
 
 
 class Lane:

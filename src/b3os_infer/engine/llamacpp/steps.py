@@ -59,9 +59,6 @@ class Steps:
         for sequence, length in zip(decoding, wanted, strict=True):
             sequence.draft = self._draft(sequence, budget, length, whole)
             budget -= len(sequence.draft)
-        # in slot order: llama.cpp puts rows of several KV streams in one micro-batch only
-        # where their sequence ids rise by one along the batch (lanes.pick_slot)
-        for sequence in sorted(decoding, key=_slot_index):
             n = _put(lane, n, sequence, 1)
             outputs.append((sequence, n - 1 - len(sequence.draft)))
         return n, budget
@@ -144,11 +141,6 @@ def _put_prompts(lane: Lane, members: list[Sequence], n: int, budget: int,
                 sequence.progress.finish()
                 sequence.progress = None
     return n
-
-
-def _slot_index(sequence: Sequence) -> int:
-    assert sequence.slot is not None
-    return sequence.slot.index
 
 
 def _put(lane: Lane, n: int, sequence: Sequence, count: int) -> int:
