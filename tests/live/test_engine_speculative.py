@@ -1,8 +1,9 @@
 """Draft-free speculative decoding (engine/llamacpp/drafting.py) on the real default model:
 what the engine writes with drafting on is what it writes with drafting off — greedy,
 token for token up to a near tie that a drafted step's rounding can tip, and sampled with
-a seed where the rows score alike — and the drafts were really there. Each test loads both engines
-afresh: the slots' prefixes of earlier tests would change which rows a step computes.
+a seed where the rows score alike — and the drafts were really there. Each test loads
+both engines afresh: the slots' prefixes of earlier tests would change which rows a step
+computes.
 (Sequences decoded together are not compared with sequences decoded alone: with f16 KV a
 near tie can break differently beside other traffic, drafts or not — docs/engine.md.)"""
 
@@ -80,9 +81,12 @@ def request(model: ChatModel, text: str, sampling: Sampling,
 
 @dataclass(frozen=True)
 class Reply:
-    text: str
     done: GenerationDone
     tokens: tuple[TokenEvent, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(event.text for event in self.tokens)
 
 
 async def reply(model: ChatModel, generation: GenerationRequest) -> Reply:
@@ -94,7 +98,7 @@ async def reply(model: ChatModel, generation: GenerationRequest) -> Reply:
         elif isinstance(event, GenerationDone):
             done = event
     assert done is not None
-    return Reply("".join(event.text for event in tokens), done, tuple(tokens))
+    return Reply(done, tuple(tokens))
 
 
 def replies(model: ChatModel, sampling: Sampling, *, together: bool,
